@@ -1,0 +1,453 @@
+/*!
+The syscall catalogue: one declarative table that knows every x86_64 Linux
+system call.
+
+Every part of reanimator asks this table, and nothing else, what a system call
+is: the recorders ask which arguments name user memory and how many bytes to
+copy (and whether at entry or at exit), the trace format stores its
+signatures so a trace describes itself, `dump` asks how to print each
+argument, and the replayer asks whether to execute, emulate, simulate or
+ignore a call. Adding an ordinary syscall therefore costs one row in
+`table.rs` and one test program.
+
+# Overview
+
+- [`Syscall`]: one row: number, name, parameters, return kind, replay class
+  and groups.
+- [`Kind`]: what one argument is (descriptor, path, flags, buffer, struct,
+  iovec array, ...). Buffer-like kinds carry a [`Len`] rule saying how many
+  bytes they hold, and a [`Dir`] saying when they are read.
+- [`by_nr`], [`by_name`], [`all`]: lookups.
+
+# Example
+
+```
+let read = reanimator_catalogue::by_name("read").unwrap();
+assert_eq!(read.nr, 0);
+assert_eq!(read.to_string(), "read(fd: fd, buf: out[ret], count: size) -> size [execute]");
+```
+*/
+
+mod flags;
+mod table;
+
+use std::fmt;
+use std::sync::OnceLock;
+
+pub use flags::{FlagSet, FlagTable};
+
+/// One system call: the single source of truth for how reanimator treats it.
+#[derive(Debug)]
+pub struct Syscall {
+    /// The x86_64 syscall number.
+    pub nr: u32,
+    /// The kernel's name for it (as in `SYS_<name>`).
+    pub name: &'static str,
+    /// Its parameters in order, or `None` when the catalogue records the call
+    /// raw (six argument words, no memory read) without decoding it.
+    pub params: Option<&'static [Param]>,
+    /// How the return value is interpreted.
+    pub ret: Ret,
+    /// What replay does with it.
+    pub replay: Replay,
+    /// The groups it belongs to, for filters such as `--call %file`.
+    pub groups: Groups,
+}
+
+/// One named parameter of a system call.
+#[derive(Debug, Clone, Copy)]
+pub struct Param {
+    /// The name used in `dump` output and JSON (the man page's name).
+    pub name: &'static str,
+    /// What the argument is.
+    pub kind: Kind,
+}
+
+/// What an argument word means, and for memory arguments what to capture.
+///
+/// Memory kinds (`Path`, `Str`, `StrArray`, `Buf`, `Struct`, `IoVec`,
+/// `MsgHdr`) are the ones a recorder reads from the tracee; every other kind
+/// is fully described by the raw argument word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A signed integer shown in decimal.
+    Int,
+    /// An unsigned integer shown in decimal.
+    UInt,
+    /// An opaque value shown in hexadecimal (cookies, ioctl requests).
+    Hex,
+    /// A user-space address that is not dereferenced.
+    Ptr,
+    /// A file descriptor.
+    Fd,
+    /// A directory descriptor for `*at` calls (`AT_FDCWD` is shown by name).
+    DirFd,
+    /// A process or thread id.
+    Pid,
+    /// A user or group id.
+    Id,
+    /// A signal number.
+    Signal,
+    /// A file offset (signed 64-bit).
+    Offset,
+    /// A byte count (`size_t`).
+    Size,
+    /// Permission bits (shown in octal).
+    Mode,
+    /// A bit set or an enumerated value decoded with a named table.
+    Flags(FlagSet),
+    /// A NUL-terminated path name, read at entry.
+    Path,
+    /// A NUL-terminated string that is not a path (xattr name, fs type).
+    Str,
+    /// A NULL-terminated array of string pointers (argv, envp), read at entry.
+    StrArray,
+    /// A byte buffer.
+    Buf {
+        /// When it is read.
+        dir: Dir,
+        /// How many bytes it holds.
+        len: Len,
+    },
+    /// A typed structure (stat, statx, timespec[2], ...).
+    Struct {
+        /// Which structure.
+        ty: StructType,
+        /// When it is read.
+        dir: Dir,
+        /// How many bytes it holds.
+        len: Len,
+    },
+    /// An array of `struct iovec`; the argument at index `count` holds the
+    /// number of elements. `Out` arrays are filled in order up to the return
+    /// value.
+    IoVec {
+        /// When the element buffers are read.
+        dir: Dir,
+        /// Index of the parameter holding the element count.
+        count: u8,
+    },
+    /// A `struct msghdr` (sendmsg, recvmsg): its name, iovec data and control
+    /// data.
+    MsgHdr {
+        /// `In` for sendmsg, `Out` for recvmsg.
+        dir: Dir,
+    },
+}
+
+/// When a memory argument is read from the traced process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dir {
+    /// Read at syscall entry: data the program gives the kernel.
+    In,
+    /// Read at syscall exit, only if the call succeeded: data the kernel
+    /// returns.
+    Out,
+    /// Read at entry and again at exit (value-result arguments).
+    InOut,
+}
+
+/// How many bytes a memory argument holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Len {
+    /// The value of the argument at this index (`write`'s `count`).
+    Arg(u8),
+    /// The return value (`read`'s result).
+    Ret,
+    /// A fixed size in bytes (`struct stat` is 144).
+    Fixed(u32),
+    /// The `socklen_t`/`int` that the pointer argument at this index points
+    /// to (accept's `addrlen`).
+    ArgPtr(u8),
+}
+
+/// Structures the catalogue knows by layout, for decoding and verification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StructType {
+    /// `struct stat` (x86_64, 144 bytes).
+    Stat,
+    /// `struct statx` (256 bytes).
+    Statx,
+    /// `struct statfs` (120 bytes).
+    Statfs,
+    /// `struct timespec[2]` (utimensat).
+    Timespec2,
+    /// `struct timeval[2]` (utimes, futimesat).
+    Timeval2,
+    /// `struct utimbuf` (utime).
+    Utimbuf,
+    /// `int[2]` of new descriptors (pipe, pipe2, socketpair).
+    FdPair,
+    /// `struct open_how` (openat2).
+    OpenHow,
+    /// `struct clone_args` (clone3).
+    CloneArgs,
+    /// A socket address of the given length.
+    Sockaddr,
+    /// `socklen_t` (a 4-byte length).
+    Socklen,
+    /// `struct rlimit`.
+    Rlimit,
+    /// `struct flock` (fcntl locks).
+    Flock,
+    /// `struct epoll_event`.
+    EpollEvent,
+    /// `loff_t` (an 8-byte offset, copy_file_range and splice).
+    Loff,
+    /// `struct linux_dirent64` records (getdents64).
+    Dirents64,
+    /// `struct linux_dirent` records (getdents).
+    Dirents,
+    /// `int` (wait4 status, getsockopt values).
+    Int,
+    /// `struct rusage`.
+    Rusage,
+    /// `struct sigaction` (kernel layout).
+    Sigaction,
+    /// `sigset_t` (8 bytes on x86_64).
+    Sigset,
+    /// `struct utsname`.
+    Utsname,
+    /// `struct pollfd[]`.
+    Pollfds,
+    /// `struct timespec`.
+    Timespec,
+    /// `struct mount_attr`.
+    MountAttr,
+    /// `struct file_handle`.
+    FileHandle,
+    /// `struct cachestat_range` / `cachestat`.
+    Cachestat,
+    /// Opaque bytes of a known size (ioctl argument structs and the like).
+    Opaque,
+}
+
+/// How a return value is read and shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ret {
+    /// 0 or -errno.
+    Int,
+    /// A new file descriptor.
+    Fd,
+    /// A byte count.
+    Size,
+    /// A file offset.
+    Offset,
+    /// An address (mmap, brk).
+    Addr,
+    /// A process or thread id.
+    Pid,
+    /// A value shown in hexadecimal.
+    Hex,
+    /// The call does not return on success (exit, exit_group, rt_sigreturn).
+    None,
+}
+
+/// What the replayer does with a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replay {
+    /// Re-executed against the replay root with the traced arguments and data
+    /// (file-system and storage calls).
+    Execute,
+    /// Not executed; its effect on the replayer's emulated process state is
+    /// applied (fork, clone, execve, exit, chdir bookkeeping, umask).
+    Emulate,
+    /// Not executed; its results come from the trace (sockets, network,
+    /// anything that talks to the outside world).
+    Simulate,
+    /// Has no effect that replay needs to reproduce (getpid, futex, brk).
+    Ignore,
+}
+
+/// A set of [`Group`] bits.
+pub type Groups = u16;
+
+/// Syscall groups, as bits of [`Groups`], in the spirit of strace's `%file`.
+#[derive(Debug, Clone, Copy)]
+pub struct Group;
+
+impl Group {
+    /// Takes a path name.
+    pub const FILE: Groups = 1 << 0;
+    /// Takes or returns a file descriptor.
+    pub const DESC: Groups = 1 << 1;
+    /// Creates, changes or ends processes.
+    pub const PROCESS: Groups = 1 << 2;
+    /// Sockets and networking.
+    pub const NETWORK: Groups = 1 << 3;
+    /// Memory mapping.
+    pub const MEMORY: Groups = 1 << 4;
+    /// Signals.
+    pub const SIGNAL: Groups = 1 << 5;
+    /// SysV and POSIX IPC.
+    pub const IPC: Groups = 1 << 6;
+    /// Credentials.
+    pub const CREDS: Groups = 1 << 7;
+    /// Clocks and timers.
+    pub const CLOCK: Groups = 1 << 8;
+    /// File metadata queries (stat family, statx, statfs, access).
+    pub const STAT: Groups = 1 << 9;
+
+    /// Every group with the name used on the command line.
+    pub const NAMES: &'static [(&'static str, Groups)] = &[
+        ("file", Self::FILE),
+        ("desc", Self::DESC),
+        ("process", Self::PROCESS),
+        ("network", Self::NETWORK),
+        ("memory", Self::MEMORY),
+        ("signal", Self::SIGNAL),
+        ("ipc", Self::IPC),
+        ("creds", Self::CREDS),
+        ("clock", Self::CLOCK),
+        ("stat", Self::STAT),
+    ];
+}
+
+impl Syscall {
+    /// True when the catalogue decodes the arguments of this call.
+    pub fn is_decoded(&self) -> bool {
+        self.params.is_some()
+    }
+
+    /// The parameters, or an empty slice for raw-only calls.
+    pub fn params(&self) -> &'static [Param] {
+        self.params.unwrap_or(&[])
+    }
+
+    /// True when the call belongs to every group in `groups`.
+    pub fn in_groups(&self, groups: Groups) -> bool {
+        self.groups & groups == groups
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Kind::Int => f.write_str("int"),
+            Kind::UInt => f.write_str("uint"),
+            Kind::Hex => f.write_str("hex"),
+            Kind::Ptr => f.write_str("ptr"),
+            Kind::Fd => f.write_str("fd"),
+            Kind::DirFd => f.write_str("dirfd"),
+            Kind::Pid => f.write_str("pid"),
+            Kind::Id => f.write_str("id"),
+            Kind::Signal => f.write_str("signal"),
+            Kind::Offset => f.write_str("offset"),
+            Kind::Size => f.write_str("size"),
+            Kind::Mode => f.write_str("mode"),
+            Kind::Flags(set) => write!(f, "flags:{}", set.name()),
+            Kind::Path => f.write_str("path"),
+            Kind::Str => f.write_str("str"),
+            Kind::StrArray => f.write_str("strarray"),
+            Kind::Buf { dir, len } => write!(f, "{}[{}]", dir, len),
+            Kind::Struct { ty, dir, len } => write!(f, "{}:{:?}[{}]", dir, ty, len),
+            Kind::IoVec { dir, count } => write!(f, "{}:iovec[arg{}]", dir, count),
+            Kind::MsgHdr { dir } => write!(f, "{}:msghdr", dir),
+        }
+    }
+}
+
+impl fmt::Display for Dir {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Dir::In => "in",
+            Dir::Out => "out",
+            Dir::InOut => "inout",
+        })
+    }
+}
+
+impl fmt::Display for Len {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Len::Arg(i) => write!(f, "arg{i}"),
+            Len::Ret => f.write_str("ret"),
+            Len::Fixed(n) => write!(f, "{n}"),
+            Len::ArgPtr(i) => write!(f, "*arg{i}"),
+        }
+    }
+}
+
+impl fmt::Display for Ret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Ret::Int => "int",
+            Ret::Fd => "fd",
+            Ret::Size => "size",
+            Ret::Offset => "offset",
+            Ret::Addr => "addr",
+            Ret::Pid => "pid",
+            Ret::Hex => "hex",
+            Ret::None => "noreturn",
+        })
+    }
+}
+
+impl fmt::Display for Replay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Replay::Execute => "execute",
+            Replay::Emulate => "emulate",
+            Replay::Simulate => "simulate",
+            Replay::Ignore => "ignore",
+        })
+    }
+}
+
+/// The signature line of a call, e.g.
+/// `read(fd: fd, buf: out[ret], count: size) -> size [execute]`.
+///
+/// Traces embed these lines so that a trace describes its own calls.
+impl fmt::Display for Syscall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}(", self.name)?;
+        match self.params {
+            None => f.write_str("...")?,
+            Some(params) => {
+                for (i, p) in params.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{}: {}", p.name, p.kind)?;
+                }
+            }
+        }
+        write!(f, ") -> {} [{}]", self.ret, self.replay)
+    }
+}
+
+/// Every syscall the catalogue knows, sorted by number.
+pub fn all() -> &'static [Syscall] {
+    table::TABLE
+}
+
+/// The row for syscall number `nr`, if the catalogue knows it.
+pub fn by_nr(nr: u32) -> Option<&'static Syscall> {
+    static INDEX: OnceLock<Vec<u16>> = OnceLock::new();
+    let index = INDEX.get_or_init(|| {
+        let max = table::TABLE.iter().map(|s| s.nr).max().unwrap_or(0) as usize;
+        let mut index = vec![u16::MAX; max + 1];
+        for (i, s) in table::TABLE.iter().enumerate() {
+            index[s.nr as usize] = i as u16;
+        }
+        index
+    });
+    match index.get(nr as usize) {
+        Some(&i) if i != u16::MAX => Some(&table::TABLE[i as usize]),
+        _ => None,
+    }
+}
+
+/// The row for the syscall called `name`, if the catalogue knows it.
+pub fn by_name(name: &str) -> Option<&'static Syscall> {
+    table::TABLE.iter().find(|s| s.name == name)
+}
+
+/// The display name of syscall `nr`: its catalogue name, or `syscall_<nr>`
+/// for numbers the catalogue does not know.
+pub fn name_of(nr: u32) -> std::borrow::Cow<'static, str> {
+    match by_nr(nr) {
+        Some(s) => std::borrow::Cow::Borrowed(s.name),
+        None => std::borrow::Cow::Owned(format!("syscall_{nr}")),
+    }
+}
