@@ -1,0 +1,417 @@
+//! The streaming trace reader: one pass, bounded memory, every frame
+//! checked.
+//!
+//! Records come out in file order. Buffer data is loaded only when asked
+//! for ([`ReadOptions::data`]); without it, blob frames are skipped unread,
+//! which is what makes `stats` fast. References to blobs stored earlier
+//! (deduplicated buffers) are served from a small cache of recent blob
+//! frames, or read back from the file with `pread`.
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use crate::codec::{self, BlobFrame, BlobRef, Delta};
+use crate::error::{Error, ErrorKind, Result};
+use crate::frame::{self, FrameHeader, FrameKind, FILE_HEADER_LEN, FLAG_SKIPPABLE, FRAME_HEADER_LEN};
+use crate::meta::{EndSummary, TraceMeta};
+use crate::record::Record;
+use crate::varint::Cursor;
+
+/// What to load while reading.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadOptions {
+    /// Load buffer contents (`Capture::data`). Without it, captures carry
+    /// lengths only and blob frames are skipped.
+    pub data: bool,
+}
+
+/// How many decompressed blob frames are kept for deduplicated references.
+const BLOB_CACHE_FRAMES: usize = 8;
+
+/// Reads frames from a trace file: the layer shared by [`Reader`] and
+/// [`recover`](crate::recover).
+pub(crate) struct FrameSource {
+    pub(crate) path: PathBuf,
+    input: BufReader<File>,
+    /// Offset of the next frame header.
+    pub(crate) offset: u64,
+    pub(crate) len: u64,
+    stored: Vec<u8>,
+    pub(crate) zstd: zstd::bulk::Decompressor<'static>,
+}
+
+impl FrameSource {
+    pub(crate) fn open(path: &Path) -> Result<(Self, (u16, u16))> {
+        let fail = |e: Error| e.in_file(path);
+        let md = std::fs::metadata(path).map_err(|e| fail(e.into()))?;
+        if md.is_dir() {
+            return Err(fail(Error::new(ErrorKind::IsDirectory)));
+        }
+        let file = File::open(path).map_err(|e| fail(e.into()))?;
+        let len = file.metadata().map_err(|e| fail(e.into()))?.len();
+        let mut input = BufReader::with_capacity(1 << 20, file);
+        let mut head = Vec::with_capacity(FILE_HEADER_LEN);
+        (&mut input).take(FILE_HEADER_LEN as u64).read_to_end(&mut head).map_err(|e| fail(e.into()))?;
+        let version = frame::check_file_header(&head).map_err(fail)?;
+        let zstd = zstd::bulk::Decompressor::new().map_err(|e| fail(e.into()))?;
+        Ok((
+            FrameSource { path: path.to_path_buf(), input, offset: FILE_HEADER_LEN as u64, len, stored: Vec::new(), zstd },
+            version,
+        ))
+    }
+
+    /// Reads the next frame header. `Ok(None)` at a clean end of file.
+    pub(crate) fn next_header(&mut self) -> Result<Option<FrameHeader>> {
+        let mut h = [0u8; FRAME_HEADER_LEN];
+        let mut got = 0;
+        while got < FRAME_HEADER_LEN {
+            match self.input.read(&mut h[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::from(e).at(self.offset, None)),
+            }
+        }
+        if got == 0 {
+            return Ok(None);
+        }
+        if got < FRAME_HEADER_LEN {
+            return Err(Error::new(ErrorKind::Truncated).at(self.offset, None));
+        }
+        let header = FrameHeader::decode(&h).map_err(|e| e.at(self.offset, None))?;
+        if self.offset + (FRAME_HEADER_LEN as u64) + u64::from(header.stored_len) > self.len {
+            return Err(Error::new(ErrorKind::Truncated).at(self.offset, Some(header.number)));
+        }
+        Ok(Some(header))
+    }
+
+    /// Reads and checks the payload of `h` (stored form).
+    pub(crate) fn payload(&mut self, h: &FrameHeader) -> Result<&[u8]> {
+        let at = self.offset;
+        self.stored.resize(h.stored_len as usize, 0);
+        self.input.read_exact(&mut self.stored).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                Error::new(ErrorKind::Truncated).at(at, Some(h.number))
+            } else {
+                Error::from(e).at(at, Some(h.number))
+            }
+        })?;
+        self.offset += (FRAME_HEADER_LEN as u64) + u64::from(h.stored_len);
+        if h.checksum(&self.stored) != h.crc {
+            return Err(Error::new(ErrorKind::Checksum).at(at, Some(h.number)));
+        }
+        Ok(&self.stored)
+    }
+
+    /// Reads, checks and decompresses the payload of `h` into `out`.
+    pub(crate) fn unpack(&mut self, h: &FrameHeader, out: &mut Vec<u8>) -> Result<()> {
+        let at = self.offset;
+        self.payload(h)?;
+        h.unpack(&self.stored, out, &mut self.zstd).map_err(|e| e.at(at, Some(h.number)))
+    }
+
+    /// Skips the payload of `h` without reading it.
+    pub(crate) fn skip(&mut self, h: &FrameHeader) -> Result<()> {
+        self.input.seek_relative(i64::from(h.stored_len)).map_err(|e| Error::from(e).at(self.offset, Some(h.number)))?;
+        self.offset += (FRAME_HEADER_LEN as u64) + u64::from(h.stored_len);
+        Ok(())
+    }
+
+    /// Repositions the sequential reader (recover's resynchronisation).
+    pub(crate) fn seek_to(&mut self, offset: u64) -> Result<()> {
+        self.input.seek(std::io::SeekFrom::Start(offset)).map_err(|e| Error::from(e).at(offset, None))?;
+        self.offset = offset;
+        Ok(())
+    }
+
+    /// Reads the blob frame at `offset` out of band (for an old reference).
+    pub(crate) fn blob_frame_at(&mut self, offset: u64, number: u64) -> Result<BlobFrame> {
+        let file = self.input.get_ref();
+        let mut h = [0u8; FRAME_HEADER_LEN];
+        file.read_exact_at(&mut h, offset).map_err(|e| Error::from(e).at(offset, Some(number)))?;
+        let header = FrameHeader::decode(&h).map_err(|e| e.at(offset, Some(number)))?;
+        if header.kind != FrameKind::Blobs || header.number != number {
+            return Err(Error::corrupt(format!("frame {number} is not the blob frame it was indexed as")).at(offset, Some(number)));
+        }
+        let mut stored = vec![0u8; header.stored_len as usize];
+        file.read_exact_at(&mut stored, offset + FRAME_HEADER_LEN as u64).map_err(|e| Error::from(e).at(offset, Some(number)))?;
+        if header.checksum(&stored) != header.crc {
+            return Err(Error::new(ErrorKind::Checksum).at(offset, Some(number)));
+        }
+        let mut raw = Vec::new();
+        header.unpack(&stored, &mut raw, &mut self.zstd).map_err(|e| e.at(offset, Some(number)))?;
+        BlobFrame::parse(raw, header.count).map_err(|e| e.at(offset, Some(number)))
+    }
+}
+
+/// Where blob frames are and the most recent ones, decoded.
+#[derive(Default)]
+pub(crate) struct BlobStore {
+    /// (frame number, file offset) of every blob frame seen, in order.
+    offsets: Vec<(u64, u64)>,
+    cache: Vec<(u64, Rc<BlobFrame>)>,
+}
+
+impl BlobStore {
+    pub(crate) fn note(&mut self, number: u64, offset: u64) {
+        self.offsets.push((number, offset));
+    }
+
+    pub(crate) fn insert(&mut self, number: u64, frame: BlobFrame) {
+        if self.cache.len() >= BLOB_CACHE_FRAMES {
+            self.cache.remove(0);
+        }
+        self.cache.push((number, Rc::new(frame)));
+    }
+
+    fn offset_of(&self, number: u64) -> Option<u64> {
+        let i = self.offsets.binary_search_by_key(&number, |&(n, _)| n).ok()?;
+        Some(self.offsets[i].1)
+    }
+
+    /// Concatenates the chunks `refs` point to. `Ok(None)` when a chunk's
+    /// frame is unknown and `missing_ok` (recover); an error otherwise.
+    pub(crate) fn resolve(&mut self, src: &mut FrameSource, refs: &[BlobRef], missing_ok: bool) -> Result<Option<Vec<u8>>> {
+        let mut out = Vec::new();
+        for r in refs {
+            let frame = match self.cache.iter().rev().find(|(n, _)| *n == r.frame) {
+                Some((_, f)) => Rc::clone(f),
+                None => {
+                    let Some(offset) = self.offset_of(r.frame) else {
+                        if missing_ok {
+                            return Ok(None);
+                        }
+                        return Err(Error::corrupt(format!(
+                            "a buffer refers to blob frame {}, which is not earlier in the file",
+                            r.frame
+                        )));
+                    };
+                    let f = match src.blob_frame_at(offset, r.frame) {
+                        Ok(f) => f,
+                        Err(_) if missing_ok => return Ok(None),
+                        Err(e) => return Err(e),
+                    };
+                    self.insert(r.frame, f);
+                    Rc::clone(&self.cache.last().expect("just inserted").1)
+                }
+            };
+            match frame.get(r.index) {
+                Some(bytes) => out.extend_from_slice(bytes),
+                None if missing_ok => return Ok(None),
+                None => {
+                    return Err(Error::corrupt(format!("blob {} of frame {} does not exist", r.index, r.frame)));
+                }
+            }
+        }
+        Ok(Some(out))
+    }
+}
+
+/// Counts a reader keeps, checked against the end summary.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ReadCounts {
+    /// Records returned.
+    pub records: u64,
+    /// Records of kinds this reader does not know (from a later minor
+    /// version), skipped.
+    pub skipped_unknown: u64,
+    /// Frames read.
+    pub frames: u64,
+}
+
+/// Reads a trace from start to end. Iterate it for records; after the
+/// last record [`Reader::end`] holds the writer's summary.
+pub struct Reader {
+    src: FrameSource,
+    version: (u16, u16),
+    meta: TraceMeta,
+    opts: ReadOptions,
+    next_number: u64,
+    records: Vec<u8>,
+    pos: usize,
+    frame: Option<(u64, u64)>,
+    delta: Delta,
+    blobs: BlobStore,
+    end: Option<EndSummary>,
+    counts: ReadCounts,
+    done: bool,
+}
+
+impl Reader {
+    /// Opens `path` and reads its header and meta frame.
+    pub fn open(path: &Path, opts: ReadOptions) -> Result<Self> {
+        let (mut src, version) = FrameSource::open(path)?;
+        let fail = |e: Error| e.in_file(path);
+        let at = src.offset;
+        let h = src.next_header().map_err(fail)?.ok_or_else(|| fail(Error::new(ErrorKind::Truncated).at(at, Some(0))))?;
+        if h.kind != FrameKind::Meta || h.number != 0 {
+            return Err(fail(Error::corrupt("the first frame is not the meta frame").at(at, Some(h.number))));
+        }
+        let mut raw = Vec::new();
+        src.unpack(&h, &mut raw).map_err(fail)?;
+        let meta: TraceMeta = serde_json::from_slice(&raw)
+            .map_err(|e| fail(Error::corrupt(format!("meta frame is not valid JSON: {e}")).at(at, Some(0))))?;
+        Ok(Reader {
+            src,
+            version,
+            meta,
+            opts,
+            next_number: 1,
+            records: Vec::new(),
+            pos: 0,
+            frame: None,
+            delta: Delta::default(),
+            blobs: BlobStore::default(),
+            end: None,
+            counts: ReadCounts::default(),
+            done: false,
+        })
+    }
+
+    /// The trace's self-description.
+    pub fn meta(&self) -> &TraceMeta {
+        &self.meta
+    }
+
+    /// The format version of the file (major, minor).
+    pub fn version(&self) -> (u16, u16) {
+        self.version
+    }
+
+    /// The writer's end summary, once the end frame has been read.
+    pub fn end(&self) -> Option<&EndSummary> {
+        self.end.as_ref()
+    }
+
+    /// What has been read so far.
+    pub fn counts(&self) -> ReadCounts {
+        self.counts
+    }
+
+    /// Byte offset of the next unread frame, for progress reporting.
+    pub fn offset(&self) -> u64 {
+        self.src.offset
+    }
+
+    /// Size of the trace file in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.src.len
+    }
+
+    /// The next record; `Ok(None)` after the end frame. After an error the
+    /// reader is done.
+    pub fn next_record(&mut self) -> Result<Option<Record>> {
+        if self.done {
+            return Ok(None);
+        }
+        match self.step() {
+            Ok(r) => {
+                if r.is_none() {
+                    self.done = true;
+                }
+                Ok(r)
+            }
+            Err(e) => {
+                self.done = true;
+                Err(e.in_file(&self.src.path))
+            }
+        }
+    }
+
+    fn step(&mut self) -> Result<Option<Record>> {
+        loop {
+            if let Some((number, offset)) = self.frame {
+                let mut c = Cursor::new(&self.records);
+                c.pos = self.pos;
+                let (src, blobs, data) = (&mut self.src, &mut self.blobs, self.opts.data);
+                let mut resolve = |refs: &[BlobRef]| if data { blobs.resolve(src, refs, false) } else { Ok(None) };
+                let rec = codec::next_record(&mut c, &mut self.delta, &mut resolve, &mut self.counts.skipped_unknown)
+                    .map_err(|e| e.at(offset, Some(number)))?;
+                self.pos = c.pos;
+                match rec {
+                    Some(r) => {
+                        self.counts.records += 1;
+                        return Ok(Some(r));
+                    }
+                    None => self.frame = None,
+                }
+            }
+            let offset = self.src.offset;
+            let Some(h) = self.src.next_header()? else {
+                return Err(Error::new(ErrorKind::MissingEnd).at(offset, None));
+            };
+            if h.number != self.next_number {
+                return Err(Error::corrupt(format!("expected frame {}, found frame {}", self.next_number, h.number))
+                    .at(offset, Some(h.number)));
+            }
+            self.next_number += 1;
+            self.counts.frames += 1;
+            match h.kind {
+                FrameKind::Records => {
+                    self.src.unpack(&h, &mut self.records)?;
+                    self.pos = 0;
+                    self.delta = Delta::default();
+                    self.frame = Some((h.number, offset));
+                }
+                FrameKind::Blobs => {
+                    self.blobs.note(h.number, offset);
+                    if self.opts.data {
+                        let mut raw = Vec::new();
+                        self.src.unpack(&h, &mut raw)?;
+                        let f = BlobFrame::parse(raw, h.count).map_err(|e| e.at(offset, Some(h.number)))?;
+                        self.blobs.insert(h.number, f);
+                    } else {
+                        self.src.skip(&h)?;
+                    }
+                }
+                FrameKind::End => {
+                    let mut raw = Vec::new();
+                    self.src.unpack(&h, &mut raw)?;
+                    let end: EndSummary = serde_json::from_slice(&raw)
+                        .map_err(|e| Error::corrupt(format!("end frame: {e}")).at(offset, Some(h.number)))?;
+                    let read = self.counts.records + self.counts.skipped_unknown;
+                    if end.records != read {
+                        return Err(Error::corrupt(format!(
+                            "end record counts {} records, the file holds {read}",
+                            end.records
+                        ))
+                        .at(offset, Some(h.number)));
+                    }
+                    if self.src.offset != self.src.len {
+                        return Err(Error::corrupt(format!(
+                            "{} unexpected bytes after the end record",
+                            self.src.len - self.src.offset
+                        ))
+                        .at(self.src.offset, None));
+                    }
+                    self.end = Some(end);
+                    return Ok(None);
+                }
+                FrameKind::Meta => {
+                    return Err(Error::corrupt("a second meta frame").at(offset, Some(h.number)));
+                }
+                FrameKind::Unknown(k) => {
+                    if h.flags & FLAG_SKIPPABLE != 0 {
+                        self.src.skip(&h)?;
+                    } else {
+                        return Err(Error::corrupt(format!(
+                            "unknown frame kind {k} (written by a newer version of reanimator?)"
+                        ))
+                        .at(offset, Some(h.number)));
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Iterator for Reader {
+    type Item = Result<Record>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_record().transpose()
+    }
+}

@@ -1,0 +1,338 @@
+//! What a trace holds: system call events, process lifecycle records,
+//! signal deliveries and explicit capture losses.
+
+/// One record of a trace, in the order the recorder completed it.
+///
+/// Records are stored in completion order; [`Record::seq`] gives capture
+/// order (a clone's id is reserved at its entry, so it sorts before every
+/// event of the child even though the clone completes later).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Record {
+    /// A system call.
+    Syscall(SyscallEvent),
+    /// A process or thread the recorder started watching.
+    ProcessStart(ProcessStart),
+    /// A process or thread that ended.
+    ProcessExit(ProcessExit),
+    /// A signal delivered to a traced thread.
+    Signal(SignalDelivery),
+    /// Events the recorder could not capture: an explicit gap.
+    Loss(Loss),
+}
+
+impl Record {
+    /// The global sequence id.
+    pub fn seq(&self) -> u64 {
+        match self {
+            Record::Syscall(e) => e.seq,
+            Record::ProcessStart(p) => p.seq,
+            Record::ProcessExit(p) => p.seq,
+            Record::Signal(s) => s.seq,
+            Record::Loss(l) => l.seq,
+        }
+    }
+
+    /// The time of the record (entry time for system calls), in ns of
+    /// `CLOCK_MONOTONIC`.
+    pub fn time_ns(&self) -> u64 {
+        match self {
+            Record::Syscall(e) => e.enter_ns,
+            Record::ProcessStart(p) => p.time_ns,
+            Record::ProcessExit(p) => p.time_ns,
+            Record::Signal(s) => s.time_ns,
+            Record::Loss(l) => l.time_ns,
+        }
+    }
+
+    /// The thread the record belongs to (0 for trace-wide losses).
+    pub fn tid(&self) -> u32 {
+        match self {
+            Record::Syscall(e) => e.tid,
+            Record::ProcessStart(p) => p.tid,
+            Record::ProcessExit(p) => p.tid,
+            Record::Signal(s) => s.tid,
+            Record::Loss(l) => l.tid,
+        }
+    }
+
+    /// The process (thread group) the record belongs to.
+    pub fn tgid(&self) -> u32 {
+        match self {
+            Record::Syscall(e) => e.tgid,
+            Record::ProcessStart(p) => p.tgid,
+            Record::ProcessExit(p) => p.tgid,
+            Record::Signal(s) => s.tgid,
+            Record::Loss(l) => l.tgid,
+        }
+    }
+}
+
+/// One system call: entry, exit and every byte of user memory it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyscallEvent {
+    /// Global sequence id, assigned at entry.
+    pub seq: u64,
+    /// Process id (thread group id).
+    pub tgid: u32,
+    /// Thread id.
+    pub tid: u32,
+    /// x86_64 syscall number.
+    pub nr: u32,
+    /// Entry time, ns of `CLOCK_MONOTONIC`.
+    pub enter_ns: u64,
+    /// The six raw argument words.
+    pub args: [u64; 6],
+    /// The exit, or `None` when the call never returned (exit, a successful
+    /// execve seen only at entry, a thread killed inside the call).
+    pub exit: Option<SyscallExit>,
+    /// User memory read at entry or exit.
+    pub captures: Vec<Capture>,
+}
+
+/// How a system call returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyscallExit {
+    /// Exit time, ns of `CLOCK_MONOTONIC`.
+    pub exit_ns: u64,
+    /// The full 64-bit return value as the kernel produced it (`-errno` on
+    /// error).
+    pub ret: i64,
+    /// True when the kernel reported an error; the errno is `-ret`.
+    pub is_error: bool,
+}
+
+impl SyscallExit {
+    /// The errno, or 0 on success. Values 512..=516 are the kernel's
+    /// restart codes (`ERESTARTSYS` ...), meaning the call was interrupted
+    /// and restarted.
+    pub fn errno(&self) -> u32 {
+        if self.is_error {
+            self.ret.unsigned_abs() as u32
+        } else {
+            0
+        }
+    }
+}
+
+impl SyscallEvent {
+    /// Latency of the call in ns, if it returned.
+    pub fn duration_ns(&self) -> Option<u64> {
+        self.exit.map(|x| x.exit_ns.saturating_sub(self.enter_ns))
+    }
+
+    /// The capture for argument `arg` taken at `role`, element 0.
+    pub fn capture(&self, arg: u8, role: Role) -> Option<&Capture> {
+        self.captures.iter().find(|c| c.arg == arg && c.role == role && c.elem == 0)
+    }
+}
+
+/// When user memory was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// At syscall entry: what the program handed to the kernel.
+    Entry,
+    /// At syscall exit: what the kernel handed back.
+    Exit,
+}
+
+/// Whether a capture holds every byte its size rule asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaptureStatus {
+    /// Every byte was captured.
+    Complete,
+    /// Cut short by the capture policy (`--data max=N`).
+    Truncated,
+    /// The memory could not be read (unmapped or not resident).
+    Unreadable,
+    /// Not captured by policy (`--data none`).
+    Skipped,
+    /// Captured, but the data was lost when a damaged trace was recovered.
+    Lost,
+}
+
+impl CaptureStatus {
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            CaptureStatus::Complete => 0,
+            CaptureStatus::Truncated => 1,
+            CaptureStatus::Unreadable => 2,
+            CaptureStatus::Skipped => 3,
+            CaptureStatus::Lost => 4,
+        }
+    }
+
+    pub(crate) fn from_code(c: u8) -> Option<Self> {
+        Some(match c {
+            0 => CaptureStatus::Complete,
+            1 => CaptureStatus::Truncated,
+            2 => CaptureStatus::Unreadable,
+            3 => CaptureStatus::Skipped,
+            4 => CaptureStatus::Lost,
+            _ => return None,
+        })
+    }
+
+    /// A short name for text output.
+    pub fn name(self) -> &'static str {
+        match self {
+            CaptureStatus::Complete => "complete",
+            CaptureStatus::Truncated => "truncated",
+            CaptureStatus::Unreadable => "unreadable",
+            CaptureStatus::Skipped => "skipped",
+            CaptureStatus::Lost => "lost",
+        }
+    }
+}
+
+/// User memory named by one argument: a path, a string, a data buffer, a
+/// struct, or one element of an iovec or string array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capture {
+    /// Index of the argument (0..6) it belongs to.
+    pub arg: u8,
+    /// When it was read.
+    pub role: Role,
+    /// Element index within an iovec or string array; 0 otherwise.
+    pub elem: u32,
+    /// Whether every byte is here.
+    pub status: CaptureStatus,
+    /// The length the size rule asked for (the real length).
+    pub len: u64,
+    /// How many bytes were captured (`<= len`).
+    pub captured: u64,
+    /// The captured bytes; `None` when the reader was opened without data
+    /// and the bytes live in a buffer frame, or when they were not captured.
+    pub data: Option<Vec<u8>>,
+}
+
+/// A process or thread the recorder began to follow, with the state replay
+/// needs to start it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProcessStart {
+    /// Global sequence id.
+    pub seq: u64,
+    /// When the recorder began following it, ns of `CLOCK_MONOTONIC`.
+    pub time_ns: u64,
+    /// Process id.
+    pub tgid: u32,
+    /// Thread id.
+    pub tid: u32,
+    /// Parent process id.
+    pub ppid: u32,
+    /// How it came under the recorder.
+    pub cause: StartCause,
+    /// Real user id.
+    pub uid: u32,
+    /// Real group id.
+    pub gid: u32,
+    /// Effective user id.
+    pub euid: u32,
+    /// Effective group id.
+    pub egid: u32,
+    /// File mode creation mask.
+    pub umask: u32,
+    /// Working directory.
+    pub cwd: Vec<u8>,
+    /// Executable path.
+    pub exe: Vec<u8>,
+    /// Arguments.
+    pub argv: Vec<Vec<u8>>,
+    /// Environment (`NAME=value`).
+    pub env: Vec<Vec<u8>>,
+    /// Open descriptors.
+    pub fds: Vec<FdInfo>,
+}
+
+/// How a process came under the recorder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StartCause {
+    /// Started by the recorder (`record -- CMD`).
+    #[default]
+    Spawned,
+    /// Already running; attached to (`record -p PID`).
+    Attached,
+    /// Created by a traced process (fork, vfork, clone).
+    Created,
+}
+
+/// One open descriptor of a process when the recorder began following it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FdInfo {
+    /// The descriptor number.
+    pub fd: i32,
+    /// Its open flags (`O_*`, from `/proc/PID/fdinfo`).
+    pub flags: u32,
+    /// Its file offset.
+    pub offset: u64,
+    /// What it points to (`/proc/PID/fd/N` link text: a path, `pipe:[N]`,
+    /// `socket:[N]`, ...).
+    pub target: Vec<u8>,
+}
+
+/// A process or thread that ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessExit {
+    /// Global sequence id.
+    pub seq: u64,
+    /// When it ended, ns of `CLOCK_MONOTONIC`.
+    pub time_ns: u64,
+    /// Process id.
+    pub tgid: u32,
+    /// Thread id.
+    pub tid: u32,
+    /// How it ended.
+    pub status: ExitStatus,
+}
+
+/// How a process or thread ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// It called exit with this status.
+    Exited(i32),
+    /// A signal killed it.
+    Killed {
+        /// The signal.
+        signal: i32,
+        /// Whether it dumped core.
+        core: bool,
+    },
+    /// The recorder stopped following it (detach) before it ended.
+    Detached,
+}
+
+/// A signal delivered to a traced thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignalDelivery {
+    /// Global sequence id.
+    pub seq: u64,
+    /// Delivery time, ns of `CLOCK_MONOTONIC`.
+    pub time_ns: u64,
+    /// Process id.
+    pub tgid: u32,
+    /// Thread id.
+    pub tid: u32,
+    /// The signal number.
+    pub signo: i32,
+    /// `si_code`.
+    pub code: i32,
+    /// `si_pid` of the sender (0 when the kernel sent it).
+    pub sender: u32,
+}
+
+/// Events the recorder knows it did not capture. Never silent: every loss
+/// is a record, and readers count them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loss {
+    /// Global sequence id (of the first missing event, when known).
+    pub seq: u64,
+    /// When the loss was detected, ns of `CLOCK_MONOTONIC`.
+    pub time_ns: u64,
+    /// Process id, or 0 when the loss is not tied to one process.
+    pub tgid: u32,
+    /// Thread id, or 0.
+    pub tid: u32,
+    /// How many events were lost (0 when unknown).
+    pub count: u64,
+    /// Why, in words.
+    pub reason: String,
+}

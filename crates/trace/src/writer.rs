@@ -1,0 +1,457 @@
+//! The trace writer: buffers records and buffer data into frames,
+//! deduplicates identical buffers, compresses, checksums and appends.
+//!
+//! Nothing is ever rewritten in place: a frame, once written, is final, so a
+//! writer killed at any moment leaves every frame before the one it was
+//! writing intact. [`Writer::flush`] makes everything handed in so far
+//! durable up to the OS; recorders call it on a timer (`flush_interval`).
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::codec::{self, put_capture_head, put_syscall_head, CaptureHead, Delta, SyscallHead};
+use crate::error::{Error, ErrorKind, Result};
+use crate::frame::{self, FrameHeader, FrameKind, CODEC_NONE, CODEC_ZSTD};
+use crate::meta::{EndSummary, TraceMeta};
+use crate::record::{Record, SyscallEvent};
+use crate::varint::{put, put_bytes};
+
+/// Writer settings. The defaults meet the throughput targets in
+/// docs/BENCHMARKS.md; change them only to trade size for speed.
+#[derive(Debug, Clone)]
+pub struct WriterOptions {
+    /// zstd level for records frames.
+    pub records_level: i32,
+    /// zstd level for buffer (blob) frames; negative levels are faster.
+    pub blobs_level: i32,
+    /// Raw bytes of records after which a records frame is written.
+    pub records_frame_bytes: usize,
+    /// Raw bytes of buffer data after which a blob frame is written.
+    pub blobs_frame_bytes: usize,
+    /// Buffers up to this many bytes are stored inside their record rather
+    /// than as deduplicated blobs.
+    pub inline_max: usize,
+    /// Largest single blob; longer buffers are split into chunks of this
+    /// size (each deduplicated on its own).
+    pub chunk_bytes: usize,
+    /// How many blob hashes the deduplication index remembers before it
+    /// starts over (bounds the writer's memory).
+    pub dedup_entries: usize,
+    /// Write out pending frames when this much time has passed since the
+    /// last write, so a killed recorder loses at most this much.
+    pub flush_interval: Option<Duration>,
+    /// Replace an existing file instead of refusing.
+    pub overwrite: bool,
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        WriterOptions {
+            records_level: 1,
+            blobs_level: 1,
+            records_frame_bytes: 1 << 20,
+            blobs_frame_bytes: 4 << 20,
+            inline_max: 64,
+            chunk_bytes: 1 << 20,
+            dedup_entries: 1 << 18,
+            flush_interval: Some(Duration::from_secs(1)),
+            overwrite: false,
+        }
+    }
+}
+
+/// Hashes are already uniformly distributed: use their low bits directly.
+#[derive(Default)]
+struct IdentityHasher(u64);
+
+impl Hasher for IdentityHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u128(&mut self, v: u128) {
+        self.0 = v as u64;
+    }
+}
+
+type DedupIndex = HashMap<u128, codec::BlobRef, BuildHasherDefault<IdentityHasher>>;
+
+/// The blob frame being filled.
+#[derive(Default)]
+struct PendingBlobs {
+    number: Option<u64>,
+    directory: Vec<u8>,
+    data: Vec<u8>,
+    count: u32,
+}
+
+/// Writes a trace. Create one with [`Writer::create`] (a new file, mode
+/// 0600) or [`Writer::new`] (any `Write`), hand it records, and call
+/// [`Writer::finish`]; dropping it unfinished flushes what it holds but
+/// writes no end record.
+pub struct Writer<W: Write> {
+    out: Option<W>,
+    opts: WriterOptions,
+    next_frame: u64,
+    records: Vec<u8>,
+    record_count: u32,
+    delta: Delta,
+    body: Vec<u8>,
+    caps: Vec<u8>,
+    blobs: PendingBlobs,
+    dedup: DedupIndex,
+    zrecords: zstd::bulk::Compressor<'static>,
+    zblobs: zstd::bulk::Compressor<'static>,
+    frame: Vec<u8>,
+    packed: Vec<u8>,
+    summary: EndSummary,
+    bytes_written: u64,
+    last_flush: Instant,
+    since_clock_check: u32,
+}
+
+impl Writer<File> {
+    /// Creates `path` (mode 0600: traces hold user data) and writes the
+    /// header and `meta`. Refuses an existing file unless
+    /// `opts.overwrite`.
+    pub fn create(path: &Path, meta: &TraceMeta, opts: WriterOptions) -> Result<Self> {
+        let mut oo = OpenOptions::new();
+        oo.write(true).mode(0o600);
+        if opts.overwrite {
+            oo.create(true).truncate(true);
+        } else {
+            oo.create_new(true);
+        }
+        let file = oo.open(path).map_err(|e| {
+            let kind = if e.kind() == std::io::ErrorKind::AlreadyExists { ErrorKind::Exists } else { ErrorKind::Io(e) };
+            Error::new(kind).in_file(path)
+        })?;
+        if opts.overwrite {
+            use std::os::unix::fs::PermissionsExt;
+            file.set_permissions(std::fs::Permissions::from_mode(0o600)).map_err(|e| Error::from(e).in_file(path))?;
+        }
+        Writer::new(file, meta, opts).map_err(|e| e.in_file(path))
+    }
+}
+
+impl<W: Write> Writer<W> {
+    /// Writes the file header and the meta frame to `out`.
+    pub fn new(mut out: W, meta: &TraceMeta, opts: WriterOptions) -> Result<Self> {
+        let zrecords = zstd::bulk::Compressor::new(opts.records_level)?;
+        let zblobs = zstd::bulk::Compressor::new(opts.blobs_level)?;
+        out.write_all(&frame::file_header(crate::FORMAT_MAJOR, crate::FORMAT_MINOR))?;
+        let mut w = Writer {
+            out: Some(out),
+            opts,
+            next_frame: 0,
+            records: Vec::new(),
+            record_count: 0,
+            delta: Delta::default(),
+            body: Vec::new(),
+            caps: Vec::new(),
+            blobs: PendingBlobs::default(),
+            dedup: DedupIndex::default(),
+            zrecords,
+            zblobs,
+            frame: Vec::new(),
+            packed: Vec::new(),
+            summary: EndSummary::default(),
+            bytes_written: frame::FILE_HEADER_LEN as u64,
+            last_flush: Instant::now(),
+            since_clock_check: 0,
+        };
+        let json = serde_json::to_vec(meta).map_err(|e| Error::corrupt(format!("meta: {e}")))?;
+        w.write_frame(FrameKind::Meta, CODEC_NONE, &json, json.len(), 0, 0)?;
+        w.next_frame = 1;
+        w.out_mut()?.flush()?;
+        Ok(w)
+    }
+
+    /// Appends one record of any kind.
+    pub fn write(&mut self, record: &Record) -> Result<()> {
+        match record {
+            Record::Syscall(e) => self.write_syscall(e),
+            other => {
+                self.body.clear();
+                let tag = codec::put_record_body(&mut self.body, &mut self.delta, other);
+                match other {
+                    Record::ProcessStart(_) => self.summary.process_starts += 1,
+                    Record::ProcessExit(_) => self.summary.process_exits += 1,
+                    Record::Signal(_) => self.summary.signals += 1,
+                    Record::Loss(l) => {
+                        self.summary.losses += 1;
+                        self.summary.lost_events += l.count;
+                    }
+                    Record::Syscall(_) => unreachable!(),
+                }
+                self.push_record(tag)
+            }
+        }
+    }
+
+    fn write_syscall(&mut self, e: &SyscallEvent) -> Result<()> {
+        let mut s = self.syscall(&SyscallHead {
+            seq: e.seq,
+            tgid: e.tgid,
+            tid: e.tid,
+            nr: e.nr,
+            enter_ns: e.enter_ns,
+            args: e.args,
+            exit: e.exit,
+        });
+        for c in &e.captures {
+            let head = CaptureHead { arg: c.arg, role: c.role, elem: c.elem, status: c.status, len: c.len };
+            match &c.data {
+                Some(d) => s.capture(&head, d)?,
+                None => s.capture_without_data(&head, c.captured)?,
+            }
+        }
+        s.finish()
+    }
+
+    /// Starts a system call record; add its captures and call
+    /// [`SyscallWriter::finish`]. This is the recorders' path: buffers are
+    /// borrowed, never copied into an intermediate record.
+    pub fn syscall(&mut self, head: &SyscallHead) -> SyscallWriter<'_, W> {
+        self.body.clear();
+        self.caps.clear();
+        put_syscall_head(&mut self.body, &mut self.delta, head);
+        SyscallWriter { w: self, count: 0 }
+    }
+
+    fn push_record(&mut self, tag: u8) -> Result<()> {
+        self.records.push(tag);
+        put_bytes(&mut self.records, &self.body);
+        self.record_count += 1;
+        self.summary.records += 1;
+        if self.records.len() >= self.opts.records_frame_bytes {
+            self.flush_records()?;
+        } else if let Some(every) = self.opts.flush_interval {
+            self.since_clock_check += 1;
+            if self.since_clock_check >= 256 {
+                self.since_clock_check = 0;
+                if self.last_flush.elapsed() >= every {
+                    self.flush()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores one chunk as a blob (or finds it already stored) and returns
+    /// its reference.
+    fn store_blob(&mut self, bytes: &[u8]) -> Result<codec::BlobRef> {
+        let hash = xxhash_rust::xxh3::xxh3_128(bytes);
+        if let Some(r) = self.dedup.get(&hash) {
+            return Ok(*r);
+        }
+        if !self.blobs.data.is_empty() && self.blobs.data.len() + bytes.len() > self.opts.blobs_frame_bytes {
+            self.flush_blobs()?;
+        }
+        let number = *self.blobs.number.get_or_insert_with(|| {
+            let n = self.next_frame;
+            self.next_frame += 1;
+            n
+        });
+        let r = codec::BlobRef { frame: number, index: self.blobs.count };
+        put(&mut self.blobs.directory, bytes.len() as u64);
+        self.blobs.directory.extend_from_slice(&hash.to_le_bytes());
+        self.blobs.data.extend_from_slice(bytes);
+        self.blobs.count += 1;
+        self.summary.unique_bytes += bytes.len() as u64;
+        if self.dedup.len() >= self.opts.dedup_entries {
+            self.dedup.clear();
+        }
+        self.dedup.insert(hash, r);
+        Ok(r)
+    }
+
+    fn flush_blobs(&mut self) -> Result<()> {
+        let Some(number) = self.blobs.number.take() else { return Ok(()) };
+        let mut payload = Vec::with_capacity(self.blobs.directory.len() + self.blobs.data.len() + 10);
+        put(&mut payload, self.blobs.count.into());
+        payload.extend_from_slice(&self.blobs.directory);
+        payload.extend_from_slice(&self.blobs.data);
+        let count = self.blobs.count;
+        self.blobs.directory.clear();
+        self.blobs.data.clear();
+        self.blobs.count = 0;
+        self.compress_and_write(FrameKind::Blobs, &payload, number, count)
+    }
+
+    fn flush_records(&mut self) -> Result<()> {
+        // Blobs first: records may refer to the pending blob frame.
+        self.flush_blobs()?;
+        if self.record_count == 0 {
+            return Ok(());
+        }
+        let number = self.next_frame;
+        self.next_frame += 1;
+        let payload = std::mem::take(&mut self.records);
+        let count = self.record_count;
+        let res = self.compress_and_write(FrameKind::Records, &payload, number, count);
+        self.records = payload;
+        self.records.clear();
+        self.record_count = 0;
+        self.delta = Delta::default();
+        res
+    }
+
+    fn compress_and_write(&mut self, kind: FrameKind, payload: &[u8], number: u64, count: u32) -> Result<()> {
+        let z = if kind == FrameKind::Blobs { &mut self.zblobs } else { &mut self.zrecords };
+        self.packed.clear();
+        self.packed.reserve(zstd::zstd_safe::compress_bound(payload.len()));
+        let compressed = z.compress_to_buffer(payload, &mut self.packed).is_ok() && self.packed.len() < payload.len();
+        let packed = std::mem::take(&mut self.packed);
+        let res = if compressed {
+            self.write_frame(kind, CODEC_ZSTD, &packed, payload.len(), number, count)
+        } else {
+            self.write_frame(kind, CODEC_NONE, payload, payload.len(), number, count)
+        };
+        self.packed = packed;
+        res
+    }
+
+    /// Appends one frame (header and stored payload) with a single write,
+    /// so a kill leaves either the whole frame or a detectable torn tail.
+    fn write_frame(
+        &mut self,
+        kind: FrameKind,
+        codec: u8,
+        stored: &[u8],
+        raw_len: usize,
+        number: u64,
+        count: u32,
+    ) -> Result<()> {
+        let mut h = FrameHeader {
+            kind,
+            codec,
+            flags: 0,
+            stored_len: stored.len() as u32,
+            raw_len: raw_len as u32,
+            number,
+            count,
+            crc: 0,
+        };
+        h.crc = h.checksum(stored);
+        let mut frame = std::mem::take(&mut self.frame);
+        frame.clear();
+        frame.extend_from_slice(&h.encode());
+        frame.extend_from_slice(stored);
+        let res = self.out_mut().and_then(|out| out.write_all(&frame).map_err(Error::from));
+        if res.is_ok() {
+            self.bytes_written += frame.len() as u64;
+        }
+        self.frame = frame;
+        self.last_flush = Instant::now();
+        res
+    }
+
+    /// Writes out every pending frame, so that everything handed in so far
+    /// survives the writer being killed.
+    pub fn flush(&mut self) -> Result<()> {
+        self.flush_records()?;
+        self.out_mut()?.flush()?;
+        self.last_flush = Instant::now();
+        Ok(())
+    }
+
+    /// Flushes, writes the end frame, and returns the output and the totals.
+    pub fn finish(mut self) -> Result<(W, EndSummary)> {
+        self.flush_records()?;
+        let json = serde_json::to_vec(&self.summary).map_err(|e| Error::corrupt(format!("summary: {e}")))?;
+        let number = self.next_frame;
+        self.write_frame(FrameKind::End, CODEC_NONE, &json, json.len(), number, 0)?;
+        self.next_frame += 1;
+        let mut out = self.out.take().expect("writer output present until finish");
+        out.flush()?;
+        Ok((out, std::mem::take(&mut self.summary)))
+    }
+
+    /// Totals so far.
+    pub fn summary(&self) -> &EndSummary {
+        &self.summary
+    }
+
+    /// Bytes written to the output so far (frames already written).
+    pub fn bytes_written(&self) -> u64 {
+        self.bytes_written
+    }
+
+    fn out_mut(&mut self) -> Result<&mut W> {
+        self.out.as_mut().ok_or_else(|| Error::corrupt("writer already finished"))
+    }
+}
+
+impl<W: Write> Drop for Writer<W> {
+    /// A writer dropped without [`Writer::finish`] (an error path, a panic)
+    /// still writes out what it holds; the trace then lacks only its end
+    /// record, which `recover` supplies.
+    fn drop(&mut self) {
+        if self.out.is_some() {
+            let _ = self.flush();
+        }
+    }
+}
+
+/// Adds captures to a system call record started by [`Writer::syscall`].
+pub struct SyscallWriter<'w, W: Write> {
+    w: &'w mut Writer<W>,
+    count: u64,
+}
+
+impl<W: Write> SyscallWriter<'_, W> {
+    /// Adds a capture with its bytes (`bytes.len()` is the captured length).
+    pub fn capture(&mut self, head: &CaptureHead, bytes: &[u8]) -> Result<()> {
+        let w = &mut *self.w;
+        put_capture_head(&mut w.caps, head);
+        w.summary.captured_bytes += bytes.len() as u64;
+        if bytes.len() <= w.opts.inline_max {
+            w.caps.push(codec::STORE_INLINE);
+            put_bytes(&mut w.caps, bytes);
+        } else {
+            let chunk = w.opts.chunk_bytes.max(1);
+            let mut refs = Vec::with_capacity(bytes.len().div_ceil(chunk));
+            for piece in bytes.chunks(chunk) {
+                refs.push(w.store_blob(piece)?);
+            }
+            w.caps.push(codec::STORE_CHUNKS);
+            put(&mut w.caps, bytes.len() as u64);
+            put(&mut w.caps, refs.len() as u64);
+            for r in refs {
+                put(&mut w.caps, r.frame);
+                put(&mut w.caps, r.index.into());
+            }
+        }
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Adds a capture whose bytes are not stored (not captured, or lost in
+    /// recovery); `captured` is 0 unless they were lost.
+    pub fn capture_without_data(&mut self, head: &CaptureHead, captured: u64) -> Result<()> {
+        put_capture_head(&mut self.w.caps, head);
+        self.w.caps.push(codec::STORE_NONE);
+        put(&mut self.w.caps, captured);
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Completes the record.
+    pub fn finish(self) -> Result<()> {
+        let w = self.w;
+        put(&mut w.body, self.count);
+        w.body.extend_from_slice(&w.caps);
+        w.summary.syscalls += 1;
+        w.push_record(codec::TAG_SYSCALL)
+    }
+}
