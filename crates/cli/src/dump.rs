@@ -1,0 +1,54 @@
+//! `reanimator dump`: a trace as text for people or JSON lines for
+//! programs.
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use reanimator_text::{Renderer, TextOptions};
+use reanimator_trace::{ReadOptions, Reader};
+
+/// Arguments of `reanimator dump`.
+#[derive(clap::Args, Debug)]
+pub struct DumpArgs {
+    /// The trace file.
+    pub trace: PathBuf,
+    /// Print JSON lines with every field (buffer data in full, as hex).
+    #[arg(long)]
+    pub json: bool,
+    /// Show at most this many bytes of each string or buffer (text only).
+    #[arg(short = 's', long = "string-limit", value_name = "N", default_value_t = 32)]
+    pub string_limit: usize,
+    /// Do not load buffer contents (faster; lengths are still shown).
+    #[arg(long)]
+    pub no_data: bool,
+}
+
+/// Prints every record; a damaged or unfinished trace prints what it
+/// holds, then the error, and fails.
+pub fn run(args: &DumpArgs) -> Result<ExitCode> {
+    let mut reader = Reader::open(&args.trace, ReadOptions { data: !args.no_data })?;
+    let renderer = Renderer::new(TextOptions { max_string: args.string_limit }, reader.meta().clock);
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    loop {
+        match reader.next_record() {
+            Ok(Some(r)) => {
+                if args.json {
+                    serde_json::to_writer(&mut out, &renderer.json(&r))?;
+                    out.write_all(b"\n")?;
+                } else {
+                    writeln!(out, "{}", renderer.text(&r))?;
+                }
+            }
+            Ok(None) => break,
+            Err(e) => {
+                out.flush()?;
+                return Err(e.into());
+            }
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,72 @@
+//! The `reanimator` command: parses the command line and hands each
+//! subcommand to its module. Library crates do the work; this crate only
+//! glues them to files, terminals and exit codes.
+
+mod catalogue_cmd;
+mod dump;
+mod recover_cmd;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// High-fidelity system-call tracing and replaying for Linux.
+///
+/// A trace holds every system call of a program with every byte of data it
+/// passed to the kernel. Inspect one with `dump`; salvage one whose recorder
+/// was killed with `recover`; see what reanimator knows about each call with
+/// `catalogue`.
+#[derive(Parser, Debug)]
+#[command(name = "reanimator", version, about, long_about, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print a trace, one line per record (strace-like), or as JSON lines.
+    Dump(dump::DumpArgs),
+    /// Salvage a trace whose recorder was killed or whose file is damaged.
+    Recover(recover_cmd::RecoverArgs),
+    /// List the system calls reanimator knows: number, parameters, replay
+    /// class.
+    Catalogue(catalogue_cmd::CatalogueArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Dump(a) => dump::run(&a),
+        Command::Recover(a) => recover_cmd::run(&a),
+        Command::Catalogue(a) => catalogue_cmd::run(&a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = std::io::stdout().flush();
+            eprintln!("reanimator: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `reanimator dump t | head` must end quietly.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,63 @@
+//! `reanimator recover`: salvages an unfinished or damaged trace into a new
+//! one and says exactly what it kept and what it could not.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use reanimator_trace::{recover, WriterOptions};
+
+/// Arguments of `reanimator recover`.
+#[derive(clap::Args, Debug)]
+pub struct RecoverArgs {
+    /// The damaged or unfinished trace (never modified).
+    pub trace: PathBuf,
+    /// Where to write the salvaged trace [default: TRACE with
+    /// `.recovered.rtr` in place of its extension].
+    #[arg(short, long, value_name = "OUT")]
+    pub output: Option<PathBuf>,
+    /// Overwrite OUT if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+fn default_output(trace: &Path) -> PathBuf {
+    let stem = trace.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into());
+    trace.with_file_name(format!("{stem}.recovered.rtr"))
+}
+
+/// Runs the salvage and prints its report.
+pub fn run(args: &RecoverArgs) -> Result<ExitCode> {
+    let out = args.output.clone().unwrap_or_else(|| default_output(&args.trace));
+    if out == args.trace {
+        bail!("{}: the output must differ from the input", out.display());
+    }
+    let opts = WriterOptions { overwrite: args.force, ..WriterOptions::default() };
+    let report = recover(&args.trace, &out, opts)
+        .with_context(|| format!("cannot recover {}", args.trace.display()))?;
+    println!("recovered {} -> {}", args.trace.display(), out.display());
+    println!(
+        "  kept: {} records ({} system calls) from {} intact frames",
+        report.records, report.syscalls, report.frames_kept
+    );
+    if report.regions_skipped > 0 || report.buffers_lost > 0 {
+        println!(
+            "  damaged: {} region(s), {} bytes skipped, at least {} records lost, {} buffers lost",
+            report.regions_skipped, report.bytes_skipped, report.records_lost, report.buffers_lost
+        );
+    } else {
+        println!("  damaged: nothing");
+    }
+    if !report.had_meta {
+        println!("  the trace's header frame was lost: its metadata (command, clock) is missing");
+    }
+    if report.had_end {
+        println!("  the original was finished (it had an end record)");
+    } else {
+        println!("  the original had no end record: the recorder did not finish; a new one was written");
+    }
+    for d in &report.damage {
+        println!("  - {d}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
