@@ -529,3 +529,30 @@ fn a_writer_killed_with_sigkill_leaves_a_readable_prefix() {
     assert!(err.is_none(), "{err:?}");
     assert!(salvaged.len() >= got.len());
 }
+
+/// Writes small valid traces as fuzzing seeds when
+/// `REANIMATOR_FUZZ_SEED_DIR` is set (scripts/fuzz.sh); otherwise does
+/// nothing.
+#[test]
+fn write_fuzz_seeds() {
+    let Ok(dir) = std::env::var("REANIMATOR_FUZZ_SEED_DIR") else { return };
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, n) in [3usize, 12, 40].into_iter().enumerate() {
+        let mut records = sample_records(n, 100 + i as u64);
+        for r in &mut records {
+            if let Record::Syscall(e) = r {
+                for c in &mut e.captures {
+                    if let Some(d) = &mut c.data {
+                        d.truncate(300);
+                        c.len = d.len() as u64;
+                        c.captured = d.len() as u64;
+                    }
+                }
+            }
+        }
+        let path = Path::new(&dir).join(format!("seed-{i}.rtr"));
+        let _ = std::fs::remove_file(&path);
+        let opts = WriterOptions { records_frame_bytes: 256, blobs_frame_bytes: 512, ..small_frames() };
+        write_trace(&path, &records, opts);
+    }
+}
