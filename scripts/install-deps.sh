@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what reanimator needs on a fresh Debian 12 machine of this kind,
+# as root, without prompting. Safe to run again. The Rust toolchain
+# (stable, via rustup) must already be present.
+set -euo pipefail
+need_apt=()
+for pkg in build-essential pkg-config clang libelf-dev zlib1g-dev zstd; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
+done
+if [ ${#need_apt[@]} -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "install-deps: missing Debian packages ${need_apt[*]}; run as root to install them" >&2
+        exit 1
+    fi
+    echo "install-deps: installing ${need_apt[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "install-deps: cargo not found; install Rust stable with rustup first" >&2
+    exit 1
+fi
