@@ -4,6 +4,7 @@
 
 mod catalogue_cmd;
 mod dump;
+mod progress;
 mod recover_cmd;
 
 use std::io::Write;

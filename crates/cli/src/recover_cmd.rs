@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use reanimator_trace::{recover, WriterOptions};
+use reanimator_trace::{recover_with_progress, WriterOptions};
+
+use crate::progress::Progress;
 
 /// Arguments of `reanimator recover`.
 #[derive(clap::Args, Debug)]
@@ -33,8 +35,10 @@ pub fn run(args: &RecoverArgs) -> Result<ExitCode> {
         bail!("{}: the output must differ from the input", out.display());
     }
     let opts = WriterOptions { overwrite: args.force, ..WriterOptions::default() };
-    let report = recover(&args.trace, &out, opts)
-        .with_context(|| format!("cannot recover {}", args.trace.display()))?;
+    let bar = Progress::bytes("recovering");
+    let report = recover_with_progress(&args.trace, &out, opts, &mut |done, total| bar.update(done, total));
+    bar.finish();
+    let report = report.with_context(|| format!("cannot recover {}", args.trace.display()))?;
     println!("recovered {} -> {}", args.trace.display(), out.display());
     println!(
         "  kept: {} records ({} system calls) from {} intact frames",

@@ -59,7 +59,7 @@ pub use frame::{FrameHeader, FrameKind, FILE_HEADER_LEN, FRAME_HEADER_LEN};
 pub use meta::{ClockAnchor, EndSummary, TraceMeta};
 pub use reader::{ReadCounts, ReadOptions, Reader};
 pub use record::*;
-pub use recover::{recover, RecoverReport};
+pub use recover::{recover, recover_with_progress, RecoverReport};
 pub use writer::{SyscallWriter, Writer, WriterOptions};
 
 /// Major format version: a reader refuses files with a different major.

@@ -44,6 +44,17 @@ pub struct RecoverReport {
 
 /// Salvages `input` into a new trace at `output`.
 pub fn recover(input: &Path, output: &Path, opts: WriterOptions) -> Result<RecoverReport> {
+    recover_with_progress(input, output, opts, &mut |_, _| {})
+}
+
+/// [`recover()`], calling `progress(bytes_done, bytes_total)` after each
+/// frame so a terminal can show how far it is.
+pub fn recover_with_progress(
+    input: &Path,
+    output: &Path,
+    opts: WriterOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<RecoverReport> {
     let (mut src, _) = FrameSource::open(input)?;
     let mut report = RecoverReport::default();
     let mut meta = TraceMeta::default();
@@ -83,6 +94,7 @@ pub fn recover(input: &Path, output: &Path, opts: WriterOptions) -> Result<Recov
 
     loop {
         let at = src.offset;
+        progress(at, src.len);
         let frame = read_frame(&mut src, &mut raw);
         let h = match frame {
             Ok(None) => break,

@@ -43,7 +43,9 @@ pub struct WriterOptions {
     /// starts over (bounds the writer's memory).
     pub dedup_entries: usize,
     /// Write out pending frames when this much time has passed since the
-    /// last write, so a killed recorder loses at most this much.
+    /// last write, so a killed recorder loses at most this much. Checked as
+    /// records arrive: a recorder that can sit idle also calls
+    /// [`Writer::flush`] on its own timer.
     pub flush_interval: Option<Duration>,
     /// Replace an existing file instead of refusing.
     pub overwrite: bool,
