@@ -208,7 +208,9 @@ pub(crate) fn next_record(
             return Ok(None);
         }
         let tag = c.u8().ok_or_else(|| Error::corrupt("record tag"))?;
-        let body = c.bytes().ok_or_else(|| Error::corrupt("record length runs past the frame"))?;
+        let body = c
+            .bytes()
+            .ok_or_else(|| Error::corrupt("record length runs past the frame"))?;
         let mut b = Cursor::new(body);
         let rec = match tag {
             TAG_SYSCALL => decode_syscall(&mut b, d, resolve)?,
@@ -221,16 +223,26 @@ pub(crate) fn next_record(
                 continue;
             }
         };
-        return rec.map(Some).ok_or_else(|| Error::corrupt(format!("malformed record (tag {tag})")));
+        return rec
+            .map(Some)
+            .ok_or_else(|| Error::corrupt(format!("malformed record (tag {tag})")));
     }
 }
 
-fn decode_syscall(b: &mut Cursor<'_>, d: &mut Delta, resolve: &mut Resolve<'_>) -> Result<Option<Record>> {
-    let Some(head) = decode_syscall_head(b, d) else { return Ok(None) };
+fn decode_syscall(
+    b: &mut Cursor<'_>,
+    d: &mut Delta,
+    resolve: &mut Resolve<'_>,
+) -> Result<Option<Record>> {
+    let Some(head) = decode_syscall_head(b, d) else {
+        return Ok(None);
+    };
     let Some(n) = b.get() else { return Ok(None) };
     let mut captures = Vec::with_capacity(n.min(64) as usize);
     for _ in 0..n {
-        let Some(c) = decode_capture(b, resolve)? else { return Ok(None) };
+        let Some(c) = decode_capture(b, resolve)? else {
+            return Ok(None);
+        };
         captures.push(c);
     }
     Ok(Some(Record::Syscall(SyscallEvent {
@@ -258,11 +270,23 @@ fn decode_syscall_head(b: &mut Cursor<'_>, d: &mut Delta) -> Option<SyscallHead>
     let exit = if flags & SYSCALL_HAS_EXIT != 0 {
         let dur = b.get_signed()?;
         let ret = b.get_signed()?;
-        Some(SyscallExit { exit_ns: enter_ns.wrapping_add(dur as u64), ret, is_error: flags & SYSCALL_IS_ERROR != 0 })
+        Some(SyscallExit {
+            exit_ns: enter_ns.wrapping_add(dur as u64),
+            ret,
+            is_error: flags & SYSCALL_IS_ERROR != 0,
+        })
     } else {
         None
     };
-    Some(SyscallHead { seq, tgid, tid, nr, enter_ns, args, exit })
+    Some(SyscallHead {
+        seq,
+        tgid,
+        tid,
+        nr,
+        enter_ns,
+        args,
+        exit,
+    })
 }
 
 fn decode_capture(b: &mut Cursor<'_>, resolve: &mut Resolve<'_>) -> Result<Option<Capture>> {
@@ -279,22 +303,30 @@ fn decode_capture(b: &mut Cursor<'_>, resolve: &mut Resolve<'_>) -> Result<Optio
         let store = b.u8()?;
         Some((arg, role, elem, status, len, store))
     })();
-    let Some((arg, role, elem, status, len, store)) = parsed else { return Ok(None) };
+    let Some((arg, role, elem, status, len, store)) = parsed else {
+        return Ok(None);
+    };
     let (captured, data) = match store {
         STORE_NONE => match b.get() {
             Some(captured) => (captured, None),
             None => return Ok(None),
         },
         STORE_INLINE => {
-            let Some(bytes) = b.bytes() else { return Ok(None) };
+            let Some(bytes) = b.bytes() else {
+                return Ok(None);
+            };
             (bytes.len() as u64, Some(bytes.to_vec()))
         }
         STORE_CHUNKS => {
-            let Some(captured) = b.get() else { return Ok(None) };
+            let Some(captured) = b.get() else {
+                return Ok(None);
+            };
             let Some(n) = b.get() else { return Ok(None) };
             let mut refs = Vec::with_capacity(n.min(4096) as usize);
             for _ in 0..n {
-                let (Some(frame), Some(index)) = (b.get(), b.get_u32()) else { return Ok(None) };
+                let (Some(frame), Some(index)) = (b.get(), b.get_u32()) else {
+                    return Ok(None);
+                };
                 refs.push(BlobRef { frame, index });
             }
             let data = resolve(&refs)?;
@@ -310,7 +342,15 @@ fn decode_capture(b: &mut Cursor<'_>, resolve: &mut Resolve<'_>) -> Result<Optio
         }
         _ => return Ok(None),
     };
-    Ok(Some(Capture { arg, role, elem, status, len, captured, data }))
+    Ok(Some(Capture {
+        arg,
+        role,
+        elem,
+        status,
+        len,
+        captured,
+        data,
+    }))
 }
 
 fn decode_start(b: &mut Cursor<'_>, d: &mut Delta) -> Option<Record> {
@@ -346,7 +386,12 @@ fn decode_start(b: &mut Cursor<'_>, d: &mut Delta) -> Option<Record> {
         let flags = b.get_u32()?;
         let offset = b.get()?;
         let target = b.bytes()?.to_vec();
-        fds.push(FdInfo { fd, flags, offset, target });
+        fds.push(FdInfo {
+            fd,
+            flags,
+            offset,
+            target,
+        });
     }
     Some(Record::ProcessStart(ProcessStart {
         seq,
@@ -377,11 +422,20 @@ fn decode_exit(b: &mut Cursor<'_>, d: &mut Delta) -> Option<Record> {
     let core = b.u8()? != 0;
     let status = match kind {
         0 => ExitStatus::Exited(value),
-        1 => ExitStatus::Killed { signal: value, core },
+        1 => ExitStatus::Killed {
+            signal: value,
+            core,
+        },
         2 => ExitStatus::Detached,
         _ => return None,
     };
-    Some(Record::ProcessExit(ProcessExit { seq, time_ns, tgid, tid, status }))
+    Some(Record::ProcessExit(ProcessExit {
+        seq,
+        time_ns,
+        tgid,
+        tid,
+        status,
+    }))
 }
 
 fn decode_signal(b: &mut Cursor<'_>, d: &mut Delta) -> Option<Record> {
@@ -422,16 +476,23 @@ impl BlobFrame {
         let mut c = Cursor::new(&payload);
         let n = c.get().ok_or_else(|| Error::corrupt("blob directory"))?;
         if n != u64::from(count) {
-            return Err(Error::corrupt(format!("blob frame lists {n} blobs, header says {count}")));
+            return Err(Error::corrupt(format!(
+                "blob frame lists {n} blobs, header says {count}"
+            )));
         }
         let mut entries = Vec::with_capacity(n as usize);
         let mut start = 0usize;
         for _ in 0..n {
-            let len = c.get().and_then(|v| usize::try_from(v).ok()).ok_or_else(|| Error::corrupt("blob length"))?;
+            let len = c
+                .get()
+                .and_then(|v| usize::try_from(v).ok())
+                .ok_or_else(|| Error::corrupt("blob length"))?;
             let hash = c.take(16).ok_or_else(|| Error::corrupt("blob hash"))?;
             let hash = u128::from_le_bytes(hash.try_into().expect("16 bytes"));
             entries.push((start, len, hash));
-            start = start.checked_add(len).ok_or_else(|| Error::corrupt("blob length"))?;
+            start = start
+                .checked_add(len)
+                .ok_or_else(|| Error::corrupt("blob length"))?;
         }
         let data_start = c.pos;
         if payload.len() - data_start != start {
@@ -440,8 +501,14 @@ impl BlobFrame {
                 payload.len() - data_start
             )));
         }
-        let entries = entries.into_iter().map(|(s, l, h)| (s + data_start, l, h)).collect();
-        Ok(BlobFrame { entries, data: payload })
+        let entries = entries
+            .into_iter()
+            .map(|(s, l, h)| (s + data_start, l, h))
+            .collect();
+        Ok(BlobFrame {
+            entries,
+            data: payload,
+        })
     }
 
     /// The bytes of blob `index`.

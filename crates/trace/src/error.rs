@@ -48,7 +48,12 @@ pub enum ErrorKind {
 
 impl Error {
     pub(crate) fn new(kind: ErrorKind) -> Self {
-        Error { path: None, offset: None, frame: None, kind }
+        Error {
+            path: None,
+            offset: None,
+            frame: None,
+            kind,
+        }
     }
 
     pub(crate) fn corrupt(what: impl Into<String>) -> Self {
@@ -88,7 +93,10 @@ impl Error {
     pub fn is_recoverable(&self) -> bool {
         matches!(
             self.kind,
-            ErrorKind::Truncated | ErrorKind::MissingEnd | ErrorKind::Checksum | ErrorKind::Corrupt(_)
+            ErrorKind::Truncated
+                | ErrorKind::MissingEnd
+                | ErrorKind::Checksum
+                | ErrorKind::Corrupt(_)
         ) && self.frame.is_some_and(|f| f > 0)
     }
 }

@@ -143,14 +143,20 @@ impl FrameHeader {
 
     /// Decompresses a stored payload into `out` (cleared first), checking
     /// that it has exactly `raw_len` bytes.
-    pub fn unpack(&self, stored: &[u8], out: &mut Vec<u8>, zstd: &mut zstd::bulk::Decompressor<'_>) -> Result<()> {
+    pub fn unpack(
+        &self,
+        stored: &[u8],
+        out: &mut Vec<u8>,
+        zstd: &mut zstd::bulk::Decompressor<'_>,
+    ) -> Result<()> {
         out.clear();
         match self.codec {
             CODEC_NONE => out.extend_from_slice(stored),
             _ => {
                 out.reserve(self.raw_len as usize);
-                zstd.decompress_to_buffer(stored, out)
-                    .map_err(|e| Error::corrupt(format!("zstd payload does not decompress: {e}")))?;
+                zstd.decompress_to_buffer(stored, out).map_err(|e| {
+                    Error::corrupt(format!("zstd payload does not decompress: {e}"))
+                })?;
             }
         }
         if out.len() != self.raw_len as usize {
@@ -190,7 +196,9 @@ pub fn check_file_header(h: &[u8]) -> Result<(u16, u16)> {
         return Err(Error::new(ErrorKind::NewerVersion { major, minor }).at(8, None));
     }
     if major < crate::FORMAT_MAJOR {
-        return Err(Error::corrupt(format!("trace format {major}.{minor} is not supported")).at(8, None));
+        return Err(
+            Error::corrupt(format!("trace format {major}.{minor} is not supported")).at(8, None),
+        );
     }
     Ok((major, minor))
 }

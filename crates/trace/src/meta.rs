@@ -47,7 +47,10 @@ pub struct ClockAnchor {
 impl ClockAnchor {
     /// Reads both clocks now.
     pub fn now() -> Self {
-        ClockAnchor { monotonic_ns: clock_ns(libc_clock::MONOTONIC), realtime_ns: clock_ns(libc_clock::REALTIME) }
+        ClockAnchor {
+            monotonic_ns: clock_ns(libc_clock::MONOTONIC),
+            realtime_ns: clock_ns(libc_clock::REALTIME),
+        }
     }
 
     /// Converts a monotonic time from the trace to ns since the Unix epoch.

@@ -15,7 +15,9 @@ use std::rc::Rc;
 
 use crate::codec::{self, BlobFrame, BlobRef, Delta};
 use crate::error::{Error, ErrorKind, Result};
-use crate::frame::{self, FrameHeader, FrameKind, FILE_HEADER_LEN, FLAG_SKIPPABLE, FRAME_HEADER_LEN};
+use crate::frame::{
+    self, FrameHeader, FrameKind, FILE_HEADER_LEN, FLAG_SKIPPABLE, FRAME_HEADER_LEN,
+};
 use crate::meta::{EndSummary, TraceMeta};
 use crate::record::Record;
 use crate::varint::Cursor;
@@ -54,11 +56,21 @@ impl FrameSource {
         let len = file.metadata().map_err(|e| fail(e.into()))?.len();
         let mut input = BufReader::with_capacity(1 << 20, file);
         let mut head = Vec::with_capacity(FILE_HEADER_LEN);
-        (&mut input).take(FILE_HEADER_LEN as u64).read_to_end(&mut head).map_err(|e| fail(e.into()))?;
+        (&mut input)
+            .take(FILE_HEADER_LEN as u64)
+            .read_to_end(&mut head)
+            .map_err(|e| fail(e.into()))?;
         let version = frame::check_file_header(&head).map_err(fail)?;
         let zstd = zstd::bulk::Decompressor::new().map_err(|e| fail(e.into()))?;
         Ok((
-            FrameSource { path: path.to_path_buf(), input, offset: FILE_HEADER_LEN as u64, len, stored: Vec::new(), zstd },
+            FrameSource {
+                path: path.to_path_buf(),
+                input,
+                offset: FILE_HEADER_LEN as u64,
+                len,
+                stored: Vec::new(),
+                zstd,
+            },
             version,
         ))
     }
@@ -110,19 +122,24 @@ impl FrameSource {
     pub(crate) fn unpack(&mut self, h: &FrameHeader, out: &mut Vec<u8>) -> Result<()> {
         let at = self.offset;
         self.payload(h)?;
-        h.unpack(&self.stored, out, &mut self.zstd).map_err(|e| e.at(at, Some(h.number)))
+        h.unpack(&self.stored, out, &mut self.zstd)
+            .map_err(|e| e.at(at, Some(h.number)))
     }
 
     /// Skips the payload of `h` without reading it.
     pub(crate) fn skip(&mut self, h: &FrameHeader) -> Result<()> {
-        self.input.seek_relative(i64::from(h.stored_len)).map_err(|e| Error::from(e).at(self.offset, Some(h.number)))?;
+        self.input
+            .seek_relative(i64::from(h.stored_len))
+            .map_err(|e| Error::from(e).at(self.offset, Some(h.number)))?;
         self.offset += (FRAME_HEADER_LEN as u64) + u64::from(h.stored_len);
         Ok(())
     }
 
     /// Repositions the sequential reader (recover's resynchronisation).
     pub(crate) fn seek_to(&mut self, offset: u64) -> Result<()> {
-        self.input.seek(std::io::SeekFrom::Start(offset)).map_err(|e| Error::from(e).at(offset, None))?;
+        self.input
+            .seek(std::io::SeekFrom::Start(offset))
+            .map_err(|e| Error::from(e).at(offset, None))?;
         self.offset = offset;
         Ok(())
     }
@@ -131,18 +148,25 @@ impl FrameSource {
     pub(crate) fn blob_frame_at(&mut self, offset: u64, number: u64) -> Result<BlobFrame> {
         let file = self.input.get_ref();
         let mut h = [0u8; FRAME_HEADER_LEN];
-        file.read_exact_at(&mut h, offset).map_err(|e| Error::from(e).at(offset, Some(number)))?;
+        file.read_exact_at(&mut h, offset)
+            .map_err(|e| Error::from(e).at(offset, Some(number)))?;
         let header = FrameHeader::decode(&h).map_err(|e| e.at(offset, Some(number)))?;
         if header.kind != FrameKind::Blobs || header.number != number {
-            return Err(Error::corrupt(format!("frame {number} is not the blob frame it was indexed as")).at(offset, Some(number)));
+            return Err(Error::corrupt(format!(
+                "frame {number} is not the blob frame it was indexed as"
+            ))
+            .at(offset, Some(number)));
         }
         let mut stored = vec![0u8; header.stored_len as usize];
-        file.read_exact_at(&mut stored, offset + FRAME_HEADER_LEN as u64).map_err(|e| Error::from(e).at(offset, Some(number)))?;
+        file.read_exact_at(&mut stored, offset + FRAME_HEADER_LEN as u64)
+            .map_err(|e| Error::from(e).at(offset, Some(number)))?;
         if header.checksum(&stored) != header.crc {
             return Err(Error::new(ErrorKind::Checksum).at(offset, Some(number)));
         }
         let mut raw = Vec::new();
-        header.unpack(&stored, &mut raw, &mut self.zstd).map_err(|e| e.at(offset, Some(number)))?;
+        header
+            .unpack(&stored, &mut raw, &mut self.zstd)
+            .map_err(|e| e.at(offset, Some(number)))?;
         BlobFrame::parse(raw, header.count).map_err(|e| e.at(offset, Some(number)))
     }
 }
@@ -168,13 +192,21 @@ impl BlobStore {
     }
 
     fn offset_of(&self, number: u64) -> Option<u64> {
-        let i = self.offsets.binary_search_by_key(&number, |&(n, _)| n).ok()?;
+        let i = self
+            .offsets
+            .binary_search_by_key(&number, |&(n, _)| n)
+            .ok()?;
         Some(self.offsets[i].1)
     }
 
     /// Concatenates the chunks `refs` point to. `Ok(None)` when a chunk's
     /// frame is unknown and `missing_ok` (recover); an error otherwise.
-    pub(crate) fn resolve(&mut self, src: &mut FrameSource, refs: &[BlobRef], missing_ok: bool) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn resolve(
+        &mut self,
+        src: &mut FrameSource,
+        refs: &[BlobRef],
+        missing_ok: bool,
+    ) -> Result<Option<Vec<u8>>> {
         let mut out = Vec::new();
         for r in refs {
             let frame = match self.cache.iter().rev().find(|(n, _)| *n == r.frame) {
@@ -202,7 +234,10 @@ impl BlobStore {
                 Some(bytes) => out.extend_from_slice(bytes),
                 None if missing_ok => return Ok(None),
                 None => {
-                    return Err(Error::corrupt(format!("blob {} of frame {} does not exist", r.index, r.frame)));
+                    return Err(Error::corrupt(format!(
+                        "blob {} of frame {} does not exist",
+                        r.index, r.frame
+                    )));
                 }
             }
         }
@@ -246,14 +281,20 @@ impl Reader {
         let (mut src, version) = FrameSource::open(path)?;
         let fail = |e: Error| e.in_file(path);
         let at = src.offset;
-        let h = src.next_header().map_err(fail)?.ok_or_else(|| fail(Error::new(ErrorKind::Truncated).at(at, Some(0))))?;
+        let h = src
+            .next_header()
+            .map_err(fail)?
+            .ok_or_else(|| fail(Error::new(ErrorKind::Truncated).at(at, Some(0))))?;
         if h.kind != FrameKind::Meta || h.number != 0 {
-            return Err(fail(Error::corrupt("the first frame is not the meta frame").at(at, Some(h.number))));
+            return Err(fail(
+                Error::corrupt("the first frame is not the meta frame").at(at, Some(h.number)),
+            ));
         }
         let mut raw = Vec::new();
         src.unpack(&h, &mut raw).map_err(fail)?;
-        let meta: TraceMeta = serde_json::from_slice(&raw)
-            .map_err(|e| fail(Error::corrupt(format!("meta frame is not valid JSON: {e}")).at(at, Some(0))))?;
+        let meta: TraceMeta = serde_json::from_slice(&raw).map_err(|e| {
+            fail(Error::corrupt(format!("meta frame is not valid JSON: {e}")).at(at, Some(0)))
+        })?;
         Ok(Reader {
             src,
             version,
@@ -327,9 +368,20 @@ impl Reader {
                 let mut c = Cursor::new(&self.records);
                 c.pos = self.pos;
                 let (src, blobs, data) = (&mut self.src, &mut self.blobs, self.opts.data);
-                let mut resolve = |refs: &[BlobRef]| if data { blobs.resolve(src, refs, false) } else { Ok(None) };
-                let rec = codec::next_record(&mut c, &mut self.delta, &mut resolve, &mut self.counts.skipped_unknown)
-                    .map_err(|e| e.at(offset, Some(number)))?;
+                let mut resolve = |refs: &[BlobRef]| {
+                    if data {
+                        blobs.resolve(src, refs, false)
+                    } else {
+                        Ok(None)
+                    }
+                };
+                let rec = codec::next_record(
+                    &mut c,
+                    &mut self.delta,
+                    &mut resolve,
+                    &mut self.counts.skipped_unknown,
+                )
+                .map_err(|e| e.at(offset, Some(number)))?;
                 self.pos = c.pos;
                 match rec {
                     Some(r) => {
@@ -344,8 +396,11 @@ impl Reader {
                 return Err(Error::new(ErrorKind::MissingEnd).at(offset, None));
             };
             if h.number != self.next_number {
-                return Err(Error::corrupt(format!("expected frame {}, found frame {}", self.next_number, h.number))
-                    .at(offset, Some(h.number)));
+                return Err(Error::corrupt(format!(
+                    "expected frame {}, found frame {}",
+                    self.next_number, h.number
+                ))
+                .at(offset, Some(h.number)));
             }
             self.next_number += 1;
             self.counts.frames += 1;
@@ -361,7 +416,8 @@ impl Reader {
                     if self.opts.data {
                         let mut raw = Vec::new();
                         self.src.unpack(&h, &mut raw)?;
-                        let f = BlobFrame::parse(raw, h.count).map_err(|e| e.at(offset, Some(h.number)))?;
+                        let f = BlobFrame::parse(raw, h.count)
+                            .map_err(|e| e.at(offset, Some(h.number)))?;
                         self.blobs.insert(h.number, f);
                     } else {
                         self.src.skip(&h)?;
@@ -370,8 +426,9 @@ impl Reader {
                 FrameKind::End => {
                     let mut raw = Vec::new();
                     self.src.unpack(&h, &mut raw)?;
-                    let end: EndSummary = serde_json::from_slice(&raw)
-                        .map_err(|e| Error::corrupt(format!("end frame: {e}")).at(offset, Some(h.number)))?;
+                    let end: EndSummary = serde_json::from_slice(&raw).map_err(|e| {
+                        Error::corrupt(format!("end frame: {e}")).at(offset, Some(h.number))
+                    })?;
                     let read = self.counts.records + self.counts.skipped_unknown;
                     if end.records != read {
                         return Err(Error::corrupt(format!(

@@ -122,7 +122,9 @@ impl SyscallEvent {
 
     /// The capture for argument `arg` taken at `role`, element 0.
     pub fn capture(&self, arg: u8, role: Role) -> Option<&Capture> {
-        self.captures.iter().find(|c| c.arg == arg && c.role == role && c.elem == 0)
+        self.captures
+            .iter()
+            .find(|c| c.arg == arg && c.role == role && c.elem == 0)
     }
 }
 

@@ -75,18 +75,28 @@ pub fn recover_with_progress(
                 report.had_meta = true;
                 report.frames_kept += 1;
             }
-            Err(e) => report.damage.push(format!("byte {start}: meta frame is not valid JSON ({e})")),
+            Err(e) => report
+                .damage
+                .push(format!("byte {start}: meta frame is not valid JSON ({e})")),
         },
         Ok(_) => {
-            report.damage.push(format!("byte {start}: first frame is not the meta frame"));
+            report
+                .damage
+                .push(format!("byte {start}: first frame is not the meta frame"));
             src.seek_to(start)?;
         }
         Err(e) => {
-            report.damage.push(format!("byte {start}: meta frame unreadable ({})", e.kind()));
+            report.damage.push(format!(
+                "byte {start}: meta frame unreadable ({})",
+                e.kind()
+            ));
             src.seek_to(start)?;
         }
     }
-    meta.extra.insert("recovered_from".into(), serde_json::Value::String(input.display().to_string()));
+    meta.extra.insert(
+        "recovered_from".into(),
+        serde_json::Value::String(input.display().to_string()),
+    );
 
     let mut out = Writer::create(output, &meta, opts)?;
     let mut last_seq = 0u64;
@@ -105,7 +115,9 @@ pub fn recover_with_progress(
                 let skipped = resume.unwrap_or(src.len) - at;
                 report.regions_skipped += 1;
                 report.bytes_skipped += skipped;
-                report.damage.push(format!("bytes {at}..{}: {} ", at + skipped, e.kind()));
+                report
+                    .damage
+                    .push(format!("bytes {at}..{}: {} ", at + skipped, e.kind()));
                 out.write(&Record::Loss(Loss {
                     seq: last_seq + 1,
                     time_ns: last_time,
@@ -130,7 +142,11 @@ pub fn recover_with_progress(
                 blobs.note(h.number, at);
                 match BlobFrame::parse(std::mem::take(&mut raw), h.count) {
                     Ok(f) => blobs.insert(h.number, f),
-                    Err(e) => report.damage.push(format!("byte {at}: blob frame {}: {}", h.number, e.kind())),
+                    Err(e) => report.damage.push(format!(
+                        "byte {at}: blob frame {}: {}",
+                        h.number,
+                        e.kind()
+                    )),
                 }
             }
             FrameKind::Records => {
@@ -147,7 +163,10 @@ pub fn recover_with_progress(
                         Ok(Some(mut r)) => {
                             if let Record::Syscall(e) = &mut r {
                                 for cap in &mut e.captures {
-                                    if cap.data.is_none() && cap.captured > 0 && cap.status != CaptureStatus::Lost {
+                                    if cap.data.is_none()
+                                        && cap.captured > 0
+                                        && cap.status != CaptureStatus::Lost
+                                    {
                                         cap.status = CaptureStatus::Lost;
                                         lost_here += 1;
                                     }
@@ -164,14 +183,22 @@ pub fn recover_with_progress(
                         Err(e) => {
                             let rest = u64::from(h.count).saturating_sub(kept);
                             report.records_lost += rest;
-                            report.damage.push(format!("byte {at}: frame {}: {}", h.number, e.kind()));
+                            report.damage.push(format!(
+                                "byte {at}: frame {}: {}",
+                                h.number,
+                                e.kind()
+                            ));
                             out.write(&Record::Loss(Loss {
                                 seq: last_seq + 1,
                                 time_ns: last_time,
                                 tgid: 0,
                                 tid: 0,
                                 count: rest,
-                                reason: format!("recover: undecodable records in frame {} ({})", h.number, e.kind()),
+                                reason: format!(
+                                    "recover: undecodable records in frame {} ({})",
+                                    h.number,
+                                    e.kind()
+                                ),
                             }))?;
                             report.records += 1;
                             break;
@@ -188,14 +215,17 @@ pub fn recover_with_progress(
         }
     }
     let (file, _) = out.finish()?;
-    file.sync_all().map_err(|e| Error::from(e).in_file(output))?;
+    file.sync_all()
+        .map_err(|e| Error::from(e).in_file(output))?;
     Ok(report)
 }
 
 /// Reads one whole frame at the current position into `raw`
 /// (decompressed). `Ok(None)` at a clean end of file.
 fn read_frame(src: &mut FrameSource, raw: &mut Vec<u8>) -> Result<Option<FrameHeader>> {
-    let Some(h) = src.next_header()? else { return Ok(None) };
+    let Some(h) = src.next_header()? else {
+        return Ok(None);
+    };
     src.unpack(&h, raw)?;
     Ok(Some(h))
 }

@@ -101,7 +101,16 @@ mod tests {
 
     #[test]
     fn round_trips_edges() {
-        let values = [0u64, 1, 127, 128, 300, u32::MAX as u64, u64::MAX - 1, u64::MAX];
+        let values = [
+            0u64,
+            1,
+            127,
+            128,
+            300,
+            u32::MAX as u64,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
         let signed = [0i64, -1, 1, -64, 64, i64::MIN, i64::MAX];
         let mut buf = Vec::new();
         for &v in &values {

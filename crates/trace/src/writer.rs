@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use crate::codec::{self, put_capture_head, put_syscall_head, CaptureHead, Delta, SyscallHead};
 use crate::error::{Error, ErrorKind, Result};
-use crate::frame::{self, FrameHeader, FrameKind, CODEC_NONE, CODEC_ZSTD};
+use crate::frame::{self, FrameHeader, FrameKind, CODEC_NONE, CODEC_ZSTD, FRAME_HEADER_LEN};
 use crate::meta::{EndSummary, TraceMeta};
 use crate::record::{Record, SyscallEvent};
 use crate::varint::{put, put_bytes};
@@ -114,7 +114,6 @@ pub struct Writer<W: Write> {
     zrecords: zstd::bulk::Compressor<'static>,
     zblobs: zstd::bulk::Compressor<'static>,
     frame: Vec<u8>,
-    packed: Vec<u8>,
     summary: EndSummary,
     bytes_written: u64,
     last_flush: Instant,
@@ -134,12 +133,17 @@ impl Writer<File> {
             oo.create_new(true);
         }
         let file = oo.open(path).map_err(|e| {
-            let kind = if e.kind() == std::io::ErrorKind::AlreadyExists { ErrorKind::Exists } else { ErrorKind::Io(e) };
+            let kind = if e.kind() == std::io::ErrorKind::AlreadyExists {
+                ErrorKind::Exists
+            } else {
+                ErrorKind::Io(e)
+            };
             Error::new(kind).in_file(path)
         })?;
         if opts.overwrite {
             use std::os::unix::fs::PermissionsExt;
-            file.set_permissions(std::fs::Permissions::from_mode(0o600)).map_err(|e| Error::from(e).in_file(path))?;
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| Error::from(e).in_file(path))?;
         }
         Writer::new(file, meta, opts).map_err(|e| e.in_file(path))
     }
@@ -150,7 +154,10 @@ impl<W: Write> Writer<W> {
     pub fn new(mut out: W, meta: &TraceMeta, opts: WriterOptions) -> Result<Self> {
         let zrecords = zstd::bulk::Compressor::new(opts.records_level)?;
         let zblobs = zstd::bulk::Compressor::new(opts.blobs_level)?;
-        out.write_all(&frame::file_header(crate::FORMAT_MAJOR, crate::FORMAT_MINOR))?;
+        out.write_all(&frame::file_header(
+            crate::FORMAT_MAJOR,
+            crate::FORMAT_MINOR,
+        ))?;
         let mut w = Writer {
             out: Some(out),
             opts,
@@ -165,14 +172,13 @@ impl<W: Write> Writer<W> {
             zrecords,
             zblobs,
             frame: Vec::new(),
-            packed: Vec::new(),
             summary: EndSummary::default(),
             bytes_written: frame::FILE_HEADER_LEN as u64,
             last_flush: Instant::now(),
             since_clock_check: 0,
         };
         let json = serde_json::to_vec(meta).map_err(|e| Error::corrupt(format!("meta: {e}")))?;
-        w.write_frame(FrameKind::Meta, CODEC_NONE, &json, json.len(), 0, 0)?;
+        w.write_plain_frame(FrameKind::Meta, &json, 0)?;
         w.next_frame = 1;
         w.out_mut()?.flush()?;
         Ok(w)
@@ -211,7 +217,13 @@ impl<W: Write> Writer<W> {
             exit: e.exit,
         });
         for c in &e.captures {
-            let head = CaptureHead { arg: c.arg, role: c.role, elem: c.elem, status: c.status, len: c.len };
+            let head = CaptureHead {
+                arg: c.arg,
+                role: c.role,
+                elem: c.elem,
+                status: c.status,
+                len: c.len,
+            };
             match &c.data {
                 Some(d) => s.capture(&head, d)?,
                 None => s.capture_without_data(&head, c.captured)?,
@@ -256,7 +268,9 @@ impl<W: Write> Writer<W> {
         if let Some(r) = self.dedup.get(&hash) {
             return Ok(*r);
         }
-        if !self.blobs.data.is_empty() && self.blobs.data.len() + bytes.len() > self.opts.blobs_frame_bytes {
+        if !self.blobs.data.is_empty()
+            && self.blobs.data.len() + bytes.len() > self.opts.blobs_frame_bytes
+        {
             self.flush_blobs()?;
         }
         let number = *self.blobs.number.get_or_insert_with(|| {
@@ -264,7 +278,10 @@ impl<W: Write> Writer<W> {
             self.next_frame += 1;
             n
         });
-        let r = codec::BlobRef { frame: number, index: self.blobs.count };
+        let r = codec::BlobRef {
+            frame: number,
+            index: self.blobs.count,
+        };
         put(&mut self.blobs.directory, bytes.len() as u64);
         self.blobs.directory.extend_from_slice(&hash.to_le_bytes());
         self.blobs.data.extend_from_slice(bytes);
@@ -278,16 +295,19 @@ impl<W: Write> Writer<W> {
     }
 
     fn flush_blobs(&mut self) -> Result<()> {
-        let Some(number) = self.blobs.number.take() else { return Ok(()) };
-        let mut payload = Vec::with_capacity(self.blobs.directory.len() + self.blobs.data.len() + 10);
-        put(&mut payload, self.blobs.count.into());
-        payload.extend_from_slice(&self.blobs.directory);
-        payload.extend_from_slice(&self.blobs.data);
-        let count = self.blobs.count;
+        let Some(number) = self.blobs.number.take() else {
+            return Ok(());
+        };
+        let mut count = Vec::with_capacity(5);
+        put(&mut count, self.blobs.count.into());
+        let pieces = [&count[..], &self.blobs.directory, &self.blobs.data];
+        let codec = pack(Some(&mut self.zblobs), &mut self.frame, &pieces)?;
+        let raw_len = pieces.iter().map(|p| p.len()).sum();
+        let frames = self.blobs.count;
         self.blobs.directory.clear();
         self.blobs.data.clear();
         self.blobs.count = 0;
-        self.compress_and_write(FrameKind::Blobs, &payload, number, count)
+        self.write_frame(FrameKind::Blobs, codec, raw_len, number, frames)
     }
 
     fn flush_records(&mut self) -> Result<()> {
@@ -298,42 +318,38 @@ impl<W: Write> Writer<W> {
         }
         let number = self.next_frame;
         self.next_frame += 1;
-        let payload = std::mem::take(&mut self.records);
-        let count = self.record_count;
-        let res = self.compress_and_write(FrameKind::Records, &payload, number, count);
-        self.records = payload;
+        let codec = pack(Some(&mut self.zrecords), &mut self.frame, &[&self.records])?;
+        let res = self.write_frame(
+            FrameKind::Records,
+            codec,
+            self.records.len(),
+            number,
+            self.record_count,
+        );
         self.records.clear();
         self.record_count = 0;
         self.delta = Delta::default();
         res
     }
 
-    fn compress_and_write(&mut self, kind: FrameKind, payload: &[u8], number: u64, count: u32) -> Result<()> {
-        let z = if kind == FrameKind::Blobs { &mut self.zblobs } else { &mut self.zrecords };
-        self.packed.clear();
-        self.packed.reserve(zstd::zstd_safe::compress_bound(payload.len()));
-        let compressed = z.compress_to_buffer(payload, &mut self.packed).is_ok() && self.packed.len() < payload.len();
-        let packed = std::mem::take(&mut self.packed);
-        let res = if compressed {
-            self.write_frame(kind, CODEC_ZSTD, &packed, payload.len(), number, count)
-        } else {
-            self.write_frame(kind, CODEC_NONE, payload, payload.len(), number, count)
-        };
-        self.packed = packed;
-        res
+    /// Writes an uncompressed frame holding `payload`.
+    fn write_plain_frame(&mut self, kind: FrameKind, payload: &[u8], number: u64) -> Result<()> {
+        let codec = pack(None, &mut self.frame, &[payload])?;
+        self.write_frame(kind, codec, payload.len(), number, 0)
     }
 
-    /// Appends one frame (header and stored payload) with a single write,
-    /// so a kill leaves either the whole frame or a detectable torn tail.
+    /// Completes the frame that [`pack`] left in `self.frame` with its
+    /// header and appends it with a single write, so a kill leaves either
+    /// the whole frame or a detectable torn tail.
     fn write_frame(
         &mut self,
         kind: FrameKind,
         codec: u8,
-        stored: &[u8],
         raw_len: usize,
         number: u64,
         count: u32,
     ) -> Result<()> {
+        let stored = &self.frame[FRAME_HEADER_LEN..];
         let mut h = FrameHeader {
             kind,
             codec,
@@ -345,11 +361,11 @@ impl<W: Write> Writer<W> {
             crc: 0,
         };
         h.crc = h.checksum(stored);
-        let mut frame = std::mem::take(&mut self.frame);
-        frame.clear();
-        frame.extend_from_slice(&h.encode());
-        frame.extend_from_slice(stored);
-        let res = self.out_mut().and_then(|out| out.write_all(&frame).map_err(Error::from));
+        self.frame[..FRAME_HEADER_LEN].copy_from_slice(&h.encode());
+        let frame = std::mem::take(&mut self.frame);
+        let res = self
+            .out_mut()
+            .and_then(|out| out.write_all(&frame).map_err(Error::from));
         if res.is_ok() {
             self.bytes_written += frame.len() as u64;
         }
@@ -370,9 +386,10 @@ impl<W: Write> Writer<W> {
     /// Flushes, writes the end frame, and returns the output and the totals.
     pub fn finish(mut self) -> Result<(W, EndSummary)> {
         self.flush_records()?;
-        let json = serde_json::to_vec(&self.summary).map_err(|e| Error::corrupt(format!("summary: {e}")))?;
+        let json = serde_json::to_vec(&self.summary)
+            .map_err(|e| Error::corrupt(format!("summary: {e}")))?;
         let number = self.next_frame;
-        self.write_frame(FrameKind::End, CODEC_NONE, &json, json.len(), number, 0)?;
+        self.write_plain_frame(FrameKind::End, &json, number)?;
         self.next_frame += 1;
         let mut out = self.out.take().expect("writer output present until finish");
         out.flush()?;
@@ -390,7 +407,9 @@ impl<W: Write> Writer<W> {
     }
 
     fn out_mut(&mut self) -> Result<&mut W> {
-        self.out.as_mut().ok_or_else(|| Error::corrupt("writer already finished"))
+        self.out
+            .as_mut()
+            .ok_or_else(|| Error::corrupt("writer already finished"))
     }
 }
 
@@ -403,6 +422,60 @@ impl<W: Write> Drop for Writer<W> {
             let _ = self.flush();
         }
     }
+}
+
+/// Lays out a frame's payload in `frame` after room for its header: the
+/// concatenation of `pieces`, zstd-compressed when a compressor is given
+/// and that makes it smaller, stored as is otherwise. Compressing straight
+/// from the pieces into the frame saves copying megabytes of buffer data
+/// per frame. Returns the codec used.
+fn pack(
+    z: Option<&mut zstd::bulk::Compressor<'static>>,
+    frame: &mut Vec<u8>,
+    pieces: &[&[u8]],
+) -> Result<u8> {
+    use zstd::zstd_safe::zstd_sys::ZSTD_EndDirective::{ZSTD_e_continue, ZSTD_e_end};
+    use zstd::zstd_safe::{InBuffer, OutBuffer, ResetDirective};
+    let raw_len: usize = pieces.iter().map(|p| p.len()).sum();
+    frame.clear();
+    frame.resize(FRAME_HEADER_LEN, 0);
+    if let Some(z) = z {
+        frame.reserve(zstd::zstd_safe::compress_bound(raw_len) + 64);
+        let cctx = z.context_mut();
+        let zerr =
+            |code| Error::corrupt(format!("zstd: {}", zstd::zstd_safe::get_error_name(code)));
+        cctx.reset(ResetDirective::SessionOnly).map_err(zerr)?;
+        cctx.set_pledged_src_size(Some(raw_len as u64))
+            .map_err(zerr)?;
+        let mut out = OutBuffer::around_pos(frame, FRAME_HEADER_LEN);
+        let mut ok = true;
+        for piece in pieces {
+            let mut input = InBuffer::around(piece);
+            while input.pos() < piece.len() && ok {
+                // The output has room for the worst case; a full one means
+                // zstd is stuck, and the frame is stored raw instead.
+                ok = cctx
+                    .compress_stream2(&mut out, &mut input, ZSTD_e_continue)
+                    .is_ok()
+                    && out.pos() < out.capacity();
+            }
+        }
+        while ok {
+            match cctx.compress_stream2(&mut out, &mut InBuffer::around(&[]), ZSTD_e_end) {
+                Ok(0) => break,
+                Ok(_) if out.pos() < out.capacity() => {}
+                _ => ok = false,
+            }
+        }
+        if ok && frame.len() - FRAME_HEADER_LEN < raw_len {
+            return Ok(CODEC_ZSTD);
+        }
+        frame.truncate(FRAME_HEADER_LEN);
+    }
+    for piece in pieces {
+        frame.extend_from_slice(piece);
+    }
+    Ok(CODEC_NONE)
 }
 
 /// Adds captures to a system call record started by [`Writer::syscall`].

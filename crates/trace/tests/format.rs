@@ -58,8 +58,18 @@ fn sample_records(n: usize, seed: u64) -> Vec<Record> {
         argv: vec![b"db".to_vec(), b"--fill".to_vec()],
         env: vec![b"HOME=/home/u".to_vec(), b"LANG=C".to_vec()],
         fds: vec![
-            FdInfo { fd: 0, flags: 2, offset: 0, target: b"/dev/pts/0".to_vec() },
-            FdInfo { fd: 3, flags: 0o102, offset: 4096, target: b"/home/u/db".to_vec() },
+            FdInfo {
+                fd: 0,
+                flags: 2,
+                offset: 0,
+                target: b"/dev/pts/0".to_vec(),
+            },
+            FdInfo {
+                fd: 3,
+                flags: 0o102,
+                offset: 4096,
+                target: b"/home/u/db".to_vec(),
+            },
         ],
     }));
     while out.len() < n {
@@ -86,9 +96,23 @@ fn sample_records(n: usize, seed: u64) -> Vec<Record> {
                 v
             };
             let failed = rng.below(10) == 0;
-            let mut captures = vec![capture(1, if rng.below(2) == 0 { Role::Entry } else { Role::Exit }, 0, data)];
+            let mut captures = vec![capture(
+                1,
+                if rng.below(2) == 0 {
+                    Role::Entry
+                } else {
+                    Role::Exit
+                },
+                0,
+                data,
+            )];
             if rng.below(4) == 0 {
-                captures.push(capture(0, Role::Entry, 0, b"/home/u/db/000123.sst".to_vec()));
+                captures.push(capture(
+                    0,
+                    Role::Entry,
+                    0,
+                    b"/home/u/db/000123.sst".to_vec(),
+                ));
                 captures.push(Capture {
                     arg: 2,
                     role: Role::Exit,
@@ -105,13 +129,24 @@ fn sample_records(n: usize, seed: u64) -> Vec<Record> {
                 tid,
                 nr: rng.below(460) as u32,
                 enter_ns: t,
-                args: [rng.next(), rng.below(10), u64::MAX, 0, rng.below(1 << 40), 7],
+                args: [
+                    rng.next(),
+                    rng.below(10),
+                    u64::MAX,
+                    0,
+                    rng.below(1 << 40),
+                    7,
+                ],
                 exit: if rng.below(50) == 0 {
                     None
                 } else {
                     Some(SyscallExit {
                         exit_ns: t + rng.below(1_000_000),
-                        ret: if failed { -(rng.below(4095) as i64) - 1 } else { rng.below(1 << 33) as i64 },
+                        ret: if failed {
+                            -(rng.below(4095) as i64) - 1
+                        } else {
+                            rng.below(1 << 33) as i64
+                        },
                         is_error: failed,
                     })
                 },
@@ -135,12 +170,22 @@ fn sample_records(n: usize, seed: u64) -> Vec<Record> {
                 tid,
                 status: match rng.below(3) {
                     0 => ExitStatus::Exited(rng.below(256) as i32),
-                    1 => ExitStatus::Killed { signal: 9, core: rng.below(2) == 0 },
+                    1 => ExitStatus::Killed {
+                        signal: 9,
+                        core: rng.below(2) == 0,
+                    },
                     _ => ExitStatus::Detached,
                 },
             })
         } else {
-            Record::Loss(Loss { seq, time_ns: t, tgid: 0, tid: 0, count: rng.below(10), reason: "test gap".into() })
+            Record::Loss(Loss {
+                seq,
+                time_ns: t,
+                tgid: 0,
+                tid: 0,
+                count: rng.below(10),
+                reason: "test gap".into(),
+            })
         };
         out.push(rec);
     }
@@ -159,7 +204,11 @@ fn small_frames() -> WriterOptions {
 }
 
 fn write_trace(path: &Path, records: &[Record], opts: WriterOptions) -> EndSummary {
-    let meta = TraceMeta { tool: "test".into(), recorder: "synthetic".into(), ..TraceMeta::default() };
+    let meta = TraceMeta {
+        tool: "test".into(),
+        recorder: "synthetic".into(),
+        ..TraceMeta::default()
+    };
     let mut w = Writer::create(path, &meta, opts).unwrap();
     for r in records {
         w.write(r).unwrap();
@@ -209,7 +258,9 @@ fn round_trip_default_options() {
     let mut records = sample_records(300, 2);
     // A buffer bigger than a chunk (1 MiB) and than a blob frame (4 MiB).
     let mut rng = Rng(77);
-    let big: Vec<u8> = (0..5_000_000).map(|i| if i % 3 == 0 { rng.next() as u8 } else { 0 }).collect();
+    let big: Vec<u8> = (0..5_000_000)
+        .map(|i| if i % 3 == 0 { rng.next() as u8 } else { 0 })
+        .collect();
     records.push(Record::Syscall(SyscallEvent {
         seq: 1 << 40,
         tgid: 1,
@@ -217,7 +268,11 @@ fn round_trip_default_options() {
         nr: 0,
         enter_ns: 5,
         args: [3, 0x7f00_0000_0000, 5_000_000, 0, 0, 0],
-        exit: Some(SyscallExit { exit_ns: 6, ret: 5_000_000, is_error: false }),
+        exit: Some(SyscallExit {
+            exit_ns: 6,
+            ret: 5_000_000,
+            is_error: false,
+        }),
         captures: vec![capture(1, Role::Exit, 0, big)],
     }));
     write_trace(&path, &records, WriterOptions::default());
@@ -239,7 +294,10 @@ fn reading_without_data_keeps_lengths() {
             (Record::Syscall(a), Record::Syscall(b)) => {
                 assert_eq!((a.seq, a.nr, a.args, a.exit), (b.seq, b.nr, b.args, b.exit));
                 for (ca, cb) in a.captures.iter().zip(&b.captures) {
-                    assert_eq!((ca.len, ca.captured, ca.status), (cb.len, cb.captured, cb.status));
+                    assert_eq!(
+                        (ca.len, ca.captured, ca.status),
+                        (cb.len, cb.captured, cb.status)
+                    );
                     if cb.captured <= 64 {
                         assert_eq!(ca.data, cb.data, "inline data is always present");
                     } else {
@@ -264,7 +322,11 @@ fn identical_buffers_are_stored_once() {
             nr: 1,
             enter_ns: seq,
             args: [1, 0, 4096, 0, 0, 0],
-            exit: Some(SyscallExit { exit_ns: seq + 1, ret: 4096, is_error: false }),
+            exit: Some(SyscallExit {
+                exit_ns: seq + 1,
+                ret: 4096,
+                is_error: false,
+            }),
             captures: vec![capture(1, Role::Entry, 0, data)],
         })
     };
@@ -278,8 +340,14 @@ fn identical_buffers_are_stored_once() {
     write_trace(&b, &distinct, WriterOptions::default());
     assert_eq!(end.captured_bytes, 4096 * 1000);
     assert_eq!(end.unique_bytes, 4096);
-    let (sa, sb) = (std::fs::metadata(&a).unwrap().len(), std::fs::metadata(&b).unwrap().len());
-    assert!(sa * 50 < sb, "deduplicated trace {sa} bytes vs distinct {sb}");
+    let (sa, sb) = (
+        std::fs::metadata(&a).unwrap().len(),
+        std::fs::metadata(&b).unwrap().len(),
+    );
+    assert!(
+        sa * 50 < sb,
+        "deduplicated trace {sa} bytes vs distinct {sb}"
+    );
     assert_eq!(read_all(&a, true).0, same);
 }
 
@@ -288,11 +356,23 @@ fn trace_files_are_private_and_never_overwritten() {
     use std::os::unix::fs::PermissionsExt;
     let (_d, path) = temp();
     write_trace(&path, &sample_records(10, 4), WriterOptions::default());
-    assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
-    let err = Writer::create(&path, &TraceMeta::default(), WriterOptions::default()).err().unwrap();
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let err = Writer::create(&path, &TraceMeta::default(), WriterOptions::default())
+        .err()
+        .unwrap();
     assert!(matches!(err.kind(), ErrorKind::Exists), "{err}");
     assert!(err.to_string().contains("t.rtr"), "{err}");
-    let w = Writer::create(&path, &TraceMeta::default(), WriterOptions { overwrite: true, ..Default::default() });
+    let w = Writer::create(
+        &path,
+        &TraceMeta::default(),
+        WriterOptions {
+            overwrite: true,
+            ..Default::default()
+        },
+    );
     w.unwrap().finish().unwrap();
     assert_eq!(read_all(&path, true).0.len(), 0);
 }
@@ -301,10 +381,15 @@ fn trace_files_are_private_and_never_overwritten() {
 fn bad_inputs_get_one_line_errors() {
     let dir = tempfile::tempdir().unwrap();
     let check = |path: &Path, want: &str| {
-        let err = Reader::open(path, ReadOptions::default()).err().expect("must fail");
+        let err = Reader::open(path, ReadOptions::default())
+            .err()
+            .expect("must fail");
         let msg = err.to_string();
         assert!(msg.contains(want), "{msg:?} should mention {want:?}");
-        assert!(msg.contains(&path.display().to_string()), "{msg:?} should name the file");
+        assert!(
+            msg.contains(&path.display().to_string()),
+            "{msg:?} should name the file"
+        );
         assert!(!msg.contains('\n'), "one line: {msg:?}");
     };
     check(dir.path(), "is a directory");
@@ -344,7 +429,11 @@ fn truncation_at_every_frame_boundary_and_mid_frame() {
     write_trace(&path, &records, small_frames());
     let bytes = std::fs::read(&path).unwrap();
     let offsets = frame_offsets(&bytes);
-    assert!(offsets.len() > 20, "want many frames, got {}", offsets.len());
+    assert!(
+        offsets.len() > 20,
+        "want many frames, got {}",
+        offsets.len()
+    );
     let cut = dir.path().join("cut.rtr");
     let fixed = dir.path().join("fixed.rtr");
     let mut cuts: Vec<usize> = Vec::new();
@@ -359,7 +448,11 @@ fn truncation_at_every_frame_boundary_and_mid_frame() {
         let msg = err.to_string();
         assert!(msg.contains("cut.rtr"), "{msg}");
         assert!(got.len() <= records.len());
-        assert_eq!(&records[..got.len()], &got[..], "a truncated trace reads a prefix");
+        assert_eq!(
+            &records[..got.len()],
+            &got[..],
+            "a truncated trace reads a prefix"
+        );
         if n >= offsets[1] {
             assert!(msg.contains("byte"), "says where: {msg}");
             // Everything that was readable is kept by recover, plus a record
@@ -369,8 +462,16 @@ fn truncation_at_every_frame_boundary_and_mid_frame() {
             assert!(!report.had_end);
             let (salvaged, err) = read_all(&fixed, true);
             assert!(err.is_none(), "recovered trace must read cleanly: {err:?}");
-            let kept: Vec<&Record> = salvaged.iter().filter(|r| !matches!(r, Record::Loss(l) if l.reason.starts_with("recover"))).collect();
-            assert!(kept.len() >= got.len(), "recover keeps at least what the reader read ({} < {})", kept.len(), got.len());
+            let kept: Vec<&Record> = salvaged
+                .iter()
+                .filter(|r| !matches!(r, Record::Loss(l) if l.reason.starts_with("recover")))
+                .collect();
+            assert!(
+                kept.len() >= got.len(),
+                "recover keeps at least what the reader read ({} < {})",
+                kept.len(),
+                got.len()
+            );
             for (a, b) in kept.iter().zip(&records) {
                 match (a, b) {
                     (Record::Syscall(a), Record::Syscall(b)) => {
@@ -404,8 +505,15 @@ fn random_bit_flips_are_detected_or_harmless() {
         match err {
             Some(e) => {
                 let msg = e.to_string();
-                assert!(msg.contains("flip.rtr") && !msg.contains('\n'), "round {round}: {msg}");
-                assert_eq!(&records[..got.len()], &got[..], "round {round}: records before the damage are intact");
+                assert!(
+                    msg.contains("flip.rtr") && !msg.contains('\n'),
+                    "round {round}: {msg}"
+                );
+                assert_eq!(
+                    &records[..got.len()],
+                    &got[..],
+                    "round {round}: records before the damage are intact"
+                );
             }
             // Only bits that carry no information (reserved header bytes)
             // may flip unnoticed, and then nothing changed.
@@ -415,7 +523,10 @@ fn random_bit_flips_are_detected_or_harmless() {
         match recover(&flipped, &fixed, WriterOptions::default()) {
             Ok(report) => {
                 let (salvaged, err) = read_all(&fixed, true);
-                assert!(err.is_none(), "round {round}: recovered trace must read: {err:?}");
+                assert!(
+                    err.is_none(),
+                    "round {round}: recovered trace must read: {err:?}"
+                );
                 assert!(salvaged.len() as u64 == report.records, "round {round}");
             }
             Err(e) => assert!(!e.to_string().contains('\n'), "round {round}: {e}"),
@@ -432,7 +543,14 @@ fn recover_of_a_finished_trace_keeps_everything() {
     let report = recover(&path, &out, WriterOptions::default()).unwrap();
     assert!(report.had_end && report.had_meta);
     assert_eq!(report.records, records.len() as u64);
-    assert_eq!((report.regions_skipped, report.buffers_lost, report.bytes_skipped), (0, 0, 0));
+    assert_eq!(
+        (
+            report.regions_skipped,
+            report.buffers_lost,
+            report.bytes_skipped
+        ),
+        (0, 0, 0)
+    );
     assert_eq!(read_all(&out, true).0, records);
 }
 
@@ -460,12 +578,20 @@ fn a_damaged_blob_frame_marks_its_buffers_lost() {
     assert!(err.is_none(), "{err:?}");
     let lost = salvaged
         .iter()
-        .filter_map(|r| if let Record::Syscall(e) = r { Some(e) } else { None })
+        .filter_map(|r| {
+            if let Record::Syscall(e) = r {
+                Some(e)
+            } else {
+                None
+            }
+        })
         .flat_map(|e| &e.captures)
         .filter(|c| c.status == CaptureStatus::Lost)
         .count() as u64;
     assert_eq!(lost, report.buffers_lost);
-    assert!(salvaged.iter().any(|r| matches!(r, Record::Loss(l) if l.reason.starts_with("recover"))));
+    assert!(salvaged
+        .iter()
+        .any(|r| matches!(r, Record::Loss(l) if l.reason.starts_with("recover"))));
 }
 
 /// Records the crash-test child writes over and over.
@@ -475,7 +601,9 @@ const CRASH_CYCLE: usize = 2000;
 /// every 50 and announcing each flush on stdout, until it is killed.
 #[test]
 fn crash_child() {
-    let Ok(path) = std::env::var("REANIMATOR_CRASH_CHILD") else { return };
+    let Ok(path) = std::env::var("REANIMATOR_CRASH_CHILD") else {
+        return;
+    };
     let mut w = Writer::create(Path::new(&path), &TraceMeta::default(), small_frames()).unwrap();
     let records = sample_records(CRASH_CYCLE, 11);
     use std::io::Write as _;
@@ -516,12 +644,19 @@ fn a_writer_killed_with_sigkill_leaves_a_readable_prefix() {
     assert!(flushed >= 3 * CRASH_CYCLE, "child flushed {flushed}");
     let records = sample_records(CRASH_CYCLE, 11);
     let (got, err) = read_all(&path, true);
-    assert!(got.len() >= flushed, "read {} of {flushed} flushed records", got.len());
+    assert!(
+        got.len() >= flushed,
+        "read {} of {flushed} flushed records",
+        got.len()
+    );
     for (i, r) in got.iter().enumerate() {
         assert_eq!(r, &records[i % CRASH_CYCLE], "record {i}");
     }
     let err = err.expect("an unfinished trace says so");
-    assert!(matches!(err.kind(), ErrorKind::MissingEnd | ErrorKind::Truncated), "{err}");
+    assert!(
+        matches!(err.kind(), ErrorKind::MissingEnd | ErrorKind::Truncated),
+        "{err}"
+    );
     let out = dir.path().join("recovered.rtr");
     let report = recover(&path, &out, WriterOptions::default()).unwrap();
     assert!(!report.had_end);
@@ -535,7 +670,9 @@ fn a_writer_killed_with_sigkill_leaves_a_readable_prefix() {
 /// nothing.
 #[test]
 fn write_fuzz_seeds() {
-    let Ok(dir) = std::env::var("REANIMATOR_FUZZ_SEED_DIR") else { return };
+    let Ok(dir) = std::env::var("REANIMATOR_FUZZ_SEED_DIR") else {
+        return;
+    };
     std::fs::create_dir_all(&dir).unwrap();
     for (i, n) in [3usize, 12, 40].into_iter().enumerate() {
         let mut records = sample_records(n, 100 + i as u64);
@@ -552,7 +689,11 @@ fn write_fuzz_seeds() {
         }
         let path = Path::new(&dir).join(format!("seed-{i}.rtr"));
         let _ = std::fs::remove_file(&path);
-        let opts = WriterOptions { records_frame_bytes: 256, blobs_frame_bytes: 512, ..small_frames() };
+        let opts = WriterOptions {
+            records_frame_bytes: 256,
+            blobs_frame_bytes: 512,
+            ..small_frames()
+        };
         write_trace(&path, &records, opts);
     }
 }
