@@ -57,5 +57,9 @@ pub fn run(args: &CatalogueArgs) -> Result<ExitCode> {
 }
 
 fn group_list() -> String {
-    Group::NAMES.iter().map(|(n, _)| format!("%{n}")).collect::<Vec<_>>().join(", ")
+    Group::NAMES
+        .iter()
+        .map(|(n, _)| format!("%{n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

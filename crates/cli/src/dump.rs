@@ -18,7 +18,12 @@ pub struct DumpArgs {
     #[arg(long)]
     pub json: bool,
     /// Show at most this many bytes of each string or buffer (text only).
-    #[arg(short = 's', long = "string-limit", value_name = "N", default_value_t = 32)]
+    #[arg(
+        short = 's',
+        long = "string-limit",
+        value_name = "N",
+        default_value_t = 32
+    )]
     pub string_limit: usize,
     /// Do not load buffer contents (faster; lengths are still shown).
     #[arg(long)]
@@ -28,8 +33,18 @@ pub struct DumpArgs {
 /// Prints every record; a damaged or unfinished trace prints what it
 /// holds, then the error, and fails.
 pub fn run(args: &DumpArgs) -> Result<ExitCode> {
-    let mut reader = Reader::open(&args.trace, ReadOptions { data: !args.no_data })?;
-    let renderer = Renderer::new(TextOptions { max_string: args.string_limit }, reader.meta().clock);
+    let mut reader = Reader::open(
+        &args.trace,
+        ReadOptions {
+            data: !args.no_data,
+        },
+    )?;
+    let renderer = Renderer::new(
+        TextOptions {
+            max_string: args.string_limit,
+        },
+        reader.meta().clock,
+    );
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     loop {

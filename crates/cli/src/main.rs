@@ -5,6 +5,7 @@
 mod catalogue_cmd;
 mod dump;
 mod progress;
+mod record_cmd;
 mod recover_cmd;
 
 use std::io::Write;
@@ -15,9 +16,9 @@ use clap::{Parser, Subcommand};
 /// High-fidelity system-call tracing and replaying for Linux.
 ///
 /// A trace holds every system call of a program with every byte of data it
-/// passed to the kernel. Inspect one with `dump`; salvage one whose recorder
-/// was killed with `recover`; see what reanimator knows about each call with
-/// `catalogue`.
+/// passed to the kernel. Make one with `record`; inspect it with `dump`;
+/// salvage one whose recorder was killed with `recover`; see what
+/// reanimator knows about each call with `catalogue`.
 #[derive(Parser, Debug)]
 #[command(name = "reanimator", version, about, long_about, max_term_width = 100)]
 struct Cli {
@@ -27,6 +28,9 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Record a command (or running processes) into a trace: every system
+    /// call of every process and thread, with its data.
+    Record(record_cmd::RecordArgs),
     /// Print a trace, one line per record (strace-like), or as JSON lines.
     Dump(dump::DumpArgs),
     /// Salvage a trace whose recorder was killed or whose file is damaged.
@@ -39,6 +43,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Record(a) => record_cmd::run(&a),
         Command::Dump(a) => dump::run(&a),
         Command::Recover(a) => recover_cmd::run(&a),
         Command::Catalogue(a) => catalogue_cmd::run(&a),

@@ -24,19 +24,30 @@ pub struct RecoverArgs {
 }
 
 fn default_output(trace: &Path) -> PathBuf {
-    let stem = trace.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into());
+    let stem = trace
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "trace".into());
     trace.with_file_name(format!("{stem}.recovered.rtr"))
 }
 
 /// Runs the salvage and prints its report.
 pub fn run(args: &RecoverArgs) -> Result<ExitCode> {
-    let out = args.output.clone().unwrap_or_else(|| default_output(&args.trace));
+    let out = args
+        .output
+        .clone()
+        .unwrap_or_else(|| default_output(&args.trace));
     if out == args.trace {
         bail!("{}: the output must differ from the input", out.display());
     }
-    let opts = WriterOptions { overwrite: args.force, ..WriterOptions::default() };
+    let opts = WriterOptions {
+        overwrite: args.force,
+        ..WriterOptions::default()
+    };
     let bar = Progress::bytes("recovering");
-    let report = recover_with_progress(&args.trace, &out, opts, &mut |done, total| bar.update(done, total));
+    let report = recover_with_progress(&args.trace, &out, opts, &mut |done, total| {
+        bar.update(done, total)
+    });
     bar.finish();
     let report = report.with_context(|| format!("cannot recover {}", args.trace.display()))?;
     println!("recovered {} -> {}", args.trace.display(), out.display());
@@ -58,7 +69,9 @@ pub fn run(args: &RecoverArgs) -> Result<ExitCode> {
     if report.had_end {
         println!("  the original was finished (it had an end record)");
     } else {
-        println!("  the original had no end record: the recorder did not finish; a new one was written");
+        println!(
+            "  the original had no end record: the recorder did not finish; a new one was written"
+        );
     }
     for d in &report.damage {
         println!("  - {d}");

@@ -23,7 +23,10 @@ fn text(b: &[u8]) -> String {
 fn write_sample(path: &Path) {
     let meta = TraceMeta {
         tool: "test".into(),
-        clock: ClockAnchor { monotonic_ns: 0, realtime_ns: 1_700_000_000_000_000_000 },
+        clock: ClockAnchor {
+            monotonic_ns: 0,
+            realtime_ns: 1_700_000_000_000_000_000,
+        },
         ..TraceMeta::default()
     };
     let mut w = Writer::create(path, &meta, WriterOptions::default()).unwrap();
@@ -37,7 +40,13 @@ fn write_sample(path: &Path) {
         ..ProcessStart::default()
     }))
     .unwrap();
-    let exit = |ret: i64, is_error: bool| Some(SyscallExit { exit_ns: 2_000, ret, is_error });
+    let exit = |ret: i64, is_error: bool| {
+        Some(SyscallExit {
+            exit_ns: 2_000,
+            ret,
+            is_error,
+        })
+    };
     let cap = |arg: u8, role: Role, d: &[u8]| Capture {
         arg,
         role,
@@ -48,8 +57,18 @@ fn write_sample(path: &Path) {
         data: Some(d.to_vec()),
     };
     let calls = [
-        (257, [(-100i64) as u64, 0x10, 0o101, 0o600, 0, 0], exit(3, false), vec![cap(1, Role::Entry, b"out.txt")]),
-        (1, [3, 0x20, 6, 0, 0, 0], exit(6, false), vec![cap(1, Role::Entry, b"hello\n")]),
+        (
+            257,
+            [(-100i64) as u64, 0x10, 0o101, 0o600, 0, 0],
+            exit(3, false),
+            vec![cap(1, Role::Entry, b"out.txt")],
+        ),
+        (
+            1,
+            [3, 0x20, 6, 0, 0, 0],
+            exit(6, false),
+            vec![cap(1, Role::Entry, b"hello\n")],
+        ),
         (0, [9, 0x30, 100, 0, 0, 0], exit(-9, true), vec![]),
         (999, [1, 2, 0, 0, 0, 0], exit(0, false), vec![]),
     ];
@@ -66,10 +85,24 @@ fn write_sample(path: &Path) {
         }))
         .unwrap();
     }
-    w.write(&Record::Signal(SignalDelivery { seq: 9, time_ns: 3_000, tgid: 42, tid: 42, signo: 15, code: 0, sender: 1 }))
-        .unwrap();
-    w.write(&Record::ProcessExit(ProcessExit { seq: 10, time_ns: 4_000, tgid: 42, tid: 42, status: ExitStatus::Exited(0) }))
-        .unwrap();
+    w.write(&Record::Signal(SignalDelivery {
+        seq: 9,
+        time_ns: 3_000,
+        tgid: 42,
+        tid: 42,
+        signo: 15,
+        code: 0,
+        sender: 1,
+    }))
+    .unwrap();
+    w.write(&Record::ProcessExit(ProcessExit {
+        seq: 10,
+        time_ns: 4_000,
+        tgid: 42,
+        tid: 42,
+        status: ExitStatus::Exited(0),
+    }))
+    .unwrap();
     w.finish().unwrap();
 }
 
@@ -88,13 +121,34 @@ fn dump_prints_strace_like_lines() {
     let lines: Vec<String> = text(&out.stdout).lines().map(str::to_string).collect();
     assert_eq!(lines.len(), 7, "{lines:#?}");
     assert!(lines[0].contains("=== process 42 spawned"), "{}", lines[0]);
-    assert!(lines[1].ends_with(r#"openat(AT_FDCWD, "out.txt", O_WRONLY|O_CREAT, 0o600) = 3 <0.000001>"#), "{}", lines[1]);
-    assert!(lines[2].contains(r#"write(3, "hello\n", 6) = 6"#), "{}", lines[2]);
-    assert!(lines[3].contains("read(9, 0x30, 100) = -1 EBADF"), "{}", lines[3]);
-    assert!(lines[4].contains("syscall_999(0x1, 0x2) = 0"), "{}", lines[4]);
+    assert!(
+        lines[1]
+            .ends_with(r#"openat(AT_FDCWD, "out.txt", O_WRONLY|O_CREAT, 0o600) = 3 <0.000001>"#),
+        "{}",
+        lines[1]
+    );
+    assert!(
+        lines[2].contains(r#"write(3, "hello\n", 6) = 6"#),
+        "{}",
+        lines[2]
+    );
+    assert!(
+        lines[3].contains("read(9, 0x30, 100) = -1 EBADF"),
+        "{}",
+        lines[3]
+    );
+    assert!(
+        lines[4].contains("syscall_999(0x1, 0x2) = 0"),
+        "{}",
+        lines[4]
+    );
     assert!(lines[5].contains("--- SIGTERM"), "{}", lines[5]);
     assert!(lines[6].contains("+++ exited with 0 +++"), "{}", lines[6]);
-    assert!(lines[1].starts_with("#1 22:13:20.000001 [42/42] "), "wall-clock time from the anchor: {}", lines[1]);
+    assert!(
+        lines[1].starts_with("#1 22:13:20.000001 [42/42] "),
+        "wall-clock time from the anchor: {}",
+        lines[1]
+    );
 }
 
 #[test]
@@ -102,8 +156,10 @@ fn dump_json_lines_parse_and_carry_data() {
     let (_d, path) = sample();
     let out = run(&["dump", "--json", path.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let values: Vec<serde_json::Value> =
-        text(&out.stdout).lines().map(|l| serde_json::from_str(l).expect("valid JSON line")).collect();
+    let values: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("valid JSON line"))
+        .collect();
     assert_eq!(values.len(), 7);
     assert_eq!(values[2]["name"], "write");
     assert_eq!(values[2]["captures"][0]["data_hex"], "68656c6c6f0a");
@@ -117,15 +173,27 @@ fn bad_traces_fail_with_one_line_naming_the_file() {
     let bytes = std::fs::read(&path).unwrap();
     let cases: Vec<(String, Vec<u8>, &str)> = vec![
         ("empty".into(), vec![], "empty file"),
-        ("text".into(), b"#!/bin/sh\necho not a trace\n".to_vec(), "not a reanimator trace"),
-        ("truncated".into(), bytes[..bytes.len() - 20].to_vec(), "truncated"),
+        (
+            "text".into(),
+            b"#!/bin/sh\necho not a trace\n".to_vec(),
+            "not a reanimator trace",
+        ),
+        (
+            "truncated".into(),
+            bytes[..bytes.len() - 20].to_vec(),
+            "truncated",
+        ),
         ("unfinished".into(), bytes[..bytes.len() - 200].to_vec(), ""),
-        ("flipped".into(), {
-            let mut b = bytes.clone();
-            let n = b.len();
-            b[n / 2] ^= 0x10;
-            b
-        }, "corrupt"),
+        (
+            "flipped".into(),
+            {
+                let mut b = bytes.clone();
+                let n = b.len();
+                b[n / 2] ^= 0x10;
+                b
+            },
+            "corrupt",
+        ),
     ];
     for (name, content, want) in cases {
         let p = dir.path().join(&name);
@@ -152,13 +220,24 @@ fn recover_salvages_an_unfinished_trace() {
     std::fs::write(&cut, &bytes[..bytes.len() - end_len]).unwrap();
     let out = run(&["dump", cut.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("recover"), "the error points to recover: {}", text(&out.stderr));
-    assert_eq!(text(&out.stdout).lines().count(), 7, "records before the damage are still printed");
+    assert!(
+        text(&out.stderr).contains("recover"),
+        "the error points to recover: {}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        text(&out.stdout).lines().count(),
+        7,
+        "records before the damage are still printed"
+    );
 
     let out = run(&["recover", cut.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let report = text(&out.stdout);
-    assert!(report.contains("kept: 7 records (4 system calls)"), "{report}");
+    assert!(
+        report.contains("kept: 7 records (4 system calls)"),
+        "{report}"
+    );
     assert!(report.contains("no end record"), "{report}");
     let fixed = dir.path().join("cut.recovered.rtr");
     let out = run(&["dump", fixed.to_str().unwrap()]);
@@ -167,8 +246,14 @@ fn recover_salvages_an_unfinished_trace() {
 
     let again = run(&["recover", cut.to_str().unwrap()]);
     assert_eq!(again.status.code(), Some(1), "refuses to overwrite");
-    assert!(text(&again.stderr).contains("--force"), "{}", text(&again.stderr));
-    assert!(run(&["recover", "--force", cut.to_str().unwrap()]).status.success());
+    assert!(
+        text(&again.stderr).contains("--force"),
+        "{}",
+        text(&again.stderr)
+    );
+    assert!(run(&["recover", "--force", cut.to_str().unwrap()])
+        .status
+        .success());
 }
 
 #[test]
@@ -176,7 +261,10 @@ fn catalogue_lists_signatures() {
     let out = run(&["catalogue", "read", "257"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let s = text(&out.stdout);
-    assert!(s.contains("  0  read(fd: fd, buf: out[ret], count: size) -> size [execute]"), "{s}");
+    assert!(
+        s.contains("  0  read(fd: fd, buf: out[ret], count: size) -> size [execute]"),
+        "{s}"
+    );
     assert!(s.contains("257  openat("), "{s}");
     let out = run(&["catalogue", "%network"]);
     assert!(text(&out.stdout).contains("connect("));
@@ -188,7 +276,11 @@ fn catalogue_lists_signatures() {
 #[test]
 fn version_and_help() {
     let out = run(&["--version"]);
-    assert!(text(&out.stdout).starts_with("reanimator "), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).starts_with("reanimator "),
+        "{}",
+        text(&out.stdout)
+    );
     let out = run(&["dump", "--help"]);
     assert!(text(&out.stdout).contains("--json"));
     let out = run(&["no-such-command"]);

@@ -1,0 +1,221 @@
+//! `reanimator record`: runs a command (or attaches to processes) under a
+//! recorder and writes the trace.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use reanimator_ptrace::{record, DataPolicy, RecordSummary, Target};
+use reanimator_trace::{ClockAnchor, ExitStatus, TraceMeta, Writer, WriterOptions};
+
+/// Arguments of `reanimator record`.
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "The exit status is the recorded command's (128+N if signal N killed it), as with strace.\n\
+                  Examples:\n  reanimator record -- make -j2\n  reanimator record -o db.rtr --data max=4096 -- db_bench\n  \
+                  reanimator record -p 1234        (Ctrl-C detaches and finishes the trace)"
+)]
+pub struct RecordArgs {
+    /// Trace file to write [default: the command's name with `.rtr`, or
+    /// `pid-N.rtr`; a free name is chosen rather than replacing a trace].
+    #[arg(short, long, value_name = "TRACE")]
+    pub output: Option<PathBuf>,
+    /// Replace TRACE if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// How calls are captured. `ptrace` needs no privileges.
+    #[arg(long, value_enum, default_value_t = Backend::Ptrace)]
+    pub backend: Backend,
+    /// Buffer data to capture: `all` bytes, `none` (lengths only), or
+    /// `max=BYTES` per buffer. Paths and structures are always captured;
+    /// anything cut short is marked in the trace.
+    #[arg(long, default_value = "all", value_parser = parse_data, value_name = "all|none|max=BYTES")]
+    pub data: DataPolicy,
+    /// Attach to a running process, its threads and future children
+    /// (repeatable). Ctrl-C detaches and finishes the trace.
+    #[arg(
+        short = 'p',
+        long = "pid",
+        value_name = "PID",
+        conflicts_with = "command"
+    )]
+    pub pids: Vec<i32>,
+    /// Run the recorder and the command on this CPU (default: the CPU the
+    /// recorder starts on): stops then wake on the same core, which is much
+    /// cheaper. `none` lets the scheduler place them.
+    #[arg(long, value_name = "CPU|none")]
+    pub cpu: Option<String>,
+    /// The command to record and its arguments.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+/// Recording back ends.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// ptrace: unprivileged, every call, every byte.
+    Ptrace,
+}
+
+fn parse_data(s: &str) -> Result<DataPolicy, String> {
+    match s {
+        "all" => Ok(DataPolicy::All),
+        "none" => Ok(DataPolicy::None),
+        _ => match s.strip_prefix("max=").map(str::parse::<u64>) {
+            Some(Ok(n)) => Ok(DataPolicy::Max(n)),
+            _ => Err(format!("expected all, none or max=BYTES, got {s:?}")),
+        },
+    }
+}
+
+fn data_text(d: DataPolicy) -> String {
+    match d {
+        DataPolicy::All => "all".into(),
+        DataPolicy::None => "none".into(),
+        DataPolicy::Max(n) => format!("max={n}"),
+    }
+}
+
+/// `NAME.rtr`, or `NAME.2.rtr`, ... : the first name not taken.
+fn free_name(stem: &str) -> PathBuf {
+    let first = PathBuf::from(format!("{stem}.rtr"));
+    if !first.exists() {
+        return first;
+    }
+    (2..)
+        .map(|n| PathBuf::from(format!("{stem}.{n}.rtr")))
+        .find(|p| !p.exists())
+        .expect("some name is free")
+}
+
+fn current_cpu() -> Option<usize> {
+    // SAFETY: sched_getcpu has no arguments.
+    let cpu = unsafe { libc::sched_getcpu() };
+    (cpu >= 0).then_some(cpu as usize)
+}
+
+fn uname_field(f: impl Fn(&libc::utsname) -> &[libc::c_char]) -> String {
+    // SAFETY: uname fills the zeroed struct.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    unsafe { libc::uname(&mut u) };
+    let bytes: Vec<u8> = f(&u)
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Runs the recording and prints the summary line.
+pub fn run(args: &RecordArgs) -> Result<ExitCode> {
+    let target = if !args.pids.is_empty() {
+        Target::Attach {
+            pids: args.pids.clone(),
+        }
+    } else if !args.command.is_empty() {
+        Target::spawn(&args.command)?
+    } else {
+        bail!("nothing to record: give a command after `--` or a process with -p PID (see reanimator record --help)");
+    };
+    let output = match &args.output {
+        Some(p) => p.clone(),
+        None => match &target {
+            Target::Spawn { .. } => {
+                let name = Path::new(&args.command[0])
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned());
+                free_name(&name.unwrap_or_else(|| "trace".into()))
+            }
+            Target::Attach { pids } => free_name(&format!("pid-{}", pids[0])),
+        },
+    };
+    let pin = match args.cpu.as_deref() {
+        None => current_cpu(),
+        Some("none") => None,
+        Some(n) => Some(
+            n.parse()
+                .with_context(|| format!("--cpu {n}: expected a CPU number or `none`"))?,
+        ),
+    };
+    let meta = TraceMeta {
+        tool: format!("reanimator {}", env!("CARGO_PKG_VERSION")),
+        clock: ClockAnchor::now(),
+        arch: std::env::consts::ARCH.into(),
+        hostname: uname_field(|u| &u.nodename),
+        kernel: uname_field(|u| &u.release),
+        recorder: "ptrace".into(),
+        command: args
+            .command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        options: [("data".to_string(), data_text(args.data))].into(),
+        syscalls: reanimator_catalogue::all()
+            .iter()
+            .map(|s| format!("{} {s}", s.nr))
+            .collect(),
+        ..TraceMeta::default()
+    };
+    let opts = WriterOptions {
+        overwrite: args.force,
+        ..WriterOptions::default()
+    };
+    let mut writer = Writer::create(&output, &meta, opts)
+        .with_context(|| "cannot create the trace".to_string())?;
+    let result = record(&target, args.data, pin, &mut writer);
+    // Finish the trace whatever happened: what was recorded is kept.
+    let (_, end) = writer
+        .finish()
+        .with_context(|| format!("{}: cannot finish the trace", output.display()))?;
+    let summary = result?;
+    eprintln!(
+        "{}",
+        summary_line(
+            &output,
+            &summary,
+            end.syscalls,
+            end.captured_bytes,
+            end.lost_events
+        )
+    );
+    Ok(match summary.root_status {
+        Some(ExitStatus::Exited(code)) => ExitCode::from(code as u8),
+        Some(ExitStatus::Killed { signal, .. }) => ExitCode::from(128u8.wrapping_add(signal as u8)),
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, lost: u64) -> String {
+    let mut line = format!(
+        "reanimator: {}: {syscalls} syscalls, {} captured, {} processes, {} threads, {:.2} s; lost: {lost}",
+        output.display(),
+        human_bytes(bytes),
+        s.processes,
+        s.threads,
+        s.duration.as_secs_f64(),
+    );
+    for (n, what) in [
+        (s.unfinished, "unfinished (task ended inside the call)"),
+        (s.captures.truncated, "captures truncated"),
+        (s.captures.unreadable, "captures unreadable"),
+        (
+            s.entered_before_attach,
+            "calls in progress at attach not recorded",
+        ),
+    ] {
+        if n > 0 {
+            line.push_str(&format!("; {n} {what}"));
+        }
+    }
+    line
+}
+
+fn human_bytes(b: u64) -> String {
+    match b {
+        0..1_000 => format!("{b} B"),
+        1_000..1_000_000 => format!("{:.1} kB", b as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1} MB", b as f64 / 1e6),
+        _ => format!("{:.2} GB", b as f64 / 1e9),
+    }
+}

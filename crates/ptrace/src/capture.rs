@@ -1,0 +1,324 @@
+//! Catalogue-driven capture: which tracee memory a system call names, how
+//! many bytes, and when to read it. Nothing here knows any syscall by
+//! name; every decision comes from the catalogue row's parameter kinds.
+
+use std::ops::Range;
+
+use reanimator_catalogue::{Dir, Kind, Len, Syscall};
+use reanimator_trace::{CaptureHead, CaptureStatus, Role};
+
+use crate::sys::read_mem;
+
+/// Longest path read (`PATH_MAX`).
+const PATH_MAX: usize = 4096;
+/// Longest non-path string, and longest argv/envp element (`MAX_ARG_STRLEN`).
+const STR_MAX: usize = 128 << 10;
+/// Most argv/envp elements read.
+const STR_ARRAY_MAX: usize = 1 << 16;
+/// Most iovec elements read (`IOV_MAX`).
+const IOV_MAX: usize = 1024;
+/// Largest single capture, whatever the policy: a bound on the recorder's
+/// memory. Larger buffers are captured up to here and marked truncated.
+pub const CAPTURE_MAX: u64 = 256 << 20;
+/// Largest length taken from a length pointer (`socklen_t *`).
+const LEN_PTR_MAX: u64 = 64 << 10;
+
+/// How much of each data buffer (read/write payloads, iovec elements) to
+/// capture. Paths, strings and structures are always captured: replay
+/// cannot run without them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataPolicy {
+    /// Every byte (default).
+    All,
+    /// No data bytes: lengths only, marked `skipped`.
+    None,
+    /// At most this many bytes per buffer; the rest is marked `truncated`.
+    Max(u64),
+}
+
+/// Captures of one system call, collected at entry and exit and written
+/// with its record at exit. Reused across calls so steady state allocates
+/// nothing.
+#[derive(Default)]
+pub(crate) struct Captures {
+    pub heads: Vec<(CaptureHead, Range<usize>)>,
+    pub bytes: Vec<u8>,
+}
+
+/// Counts of captures that are not complete, for the final summary.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CaptureCounts {
+    /// Captures cut short by `--data max=N` or the size bound.
+    pub truncated: u64,
+    /// Captures whose memory could not be read.
+    pub unreadable: u64,
+}
+
+impl Captures {
+    pub(crate) fn clear(&mut self) {
+        self.heads.clear();
+        self.bytes.clear();
+    }
+}
+
+/// What one capture pass knows about the call.
+pub(crate) struct CallView<'a> {
+    pub pid: i32,
+    pub args: &'a [u64; 6],
+    /// The return value at exit when the call succeeded, `None` at entry
+    /// or after a failure.
+    pub ret: Option<i64>,
+    pub role: Role,
+}
+
+impl CallView<'_> {
+    /// Whether memory of direction `dir` is read in this pass.
+    fn reads(&self, dir: Dir) -> bool {
+        match (self.role, dir) {
+            (Role::Entry, Dir::In | Dir::InOut) => true,
+            (Role::Exit, Dir::Out | Dir::InOut) => self.ret.is_some(),
+            _ => false,
+        }
+    }
+
+    fn len(&self, len: Len) -> Option<u64> {
+        match len {
+            Len::Arg(i) => Some(self.args[i as usize]),
+            Len::Ret => self.ret.map(|r| r.max(0) as u64),
+            Len::Fixed(n) => Some(n.into()),
+            Len::ArgPtr(i) => {
+                let addr = self.args[i as usize];
+                let mut b = [0u8; 4];
+                (addr != 0 && read_mem(self.pid, addr, &mut b) == 4)
+                    .then(|| u64::from(u32::from_le_bytes(b)).min(LEN_PTR_MAX))
+            }
+        }
+    }
+}
+
+/// Reads every capture `row` calls for in this pass into `out`.
+pub(crate) fn capture(
+    row: &Syscall,
+    view: &CallView<'_>,
+    policy: DataPolicy,
+    out: &mut Captures,
+    counts: &mut CaptureCounts,
+) {
+    for (i, p) in row.params().iter().enumerate() {
+        let arg = i as u8;
+        let addr = view.args[i];
+        if addr == 0 {
+            continue;
+        }
+        let head = |elem: u32, len: u64| CaptureHead {
+            arg,
+            role: view.role,
+            elem,
+            status: CaptureStatus::Complete,
+            len,
+        };
+        let mut take_data = |elem: u32, addr: u64, len: u64, present: u64| {
+            take_bytes(
+                view.pid,
+                head(elem, len),
+                addr,
+                present,
+                policy,
+                out,
+                counts,
+            )
+        };
+        match p.kind {
+            Kind::Path | Kind::Str if view.role == Role::Entry => {
+                let max = if p.kind == Kind::Path {
+                    PATH_MAX
+                } else {
+                    STR_MAX
+                };
+                take_cstr(view.pid, arg, 0, addr, max, out, counts);
+            }
+            Kind::StrArray if view.role == Role::Entry => {
+                for (elem, ptr) in pointer_array(view.pid, addr).into_iter().enumerate() {
+                    take_cstr(view.pid, arg, elem as u32, ptr, STR_MAX, out, counts);
+                }
+            }
+            Kind::Buf { dir, len } if view.reads(dir) => {
+                if let Some(n) = view.len(len) {
+                    take_data(0, addr, n, n);
+                }
+            }
+            Kind::Struct { dir, len, .. } if view.reads(dir) => {
+                if let Some(n) = view.len(len) {
+                    take_bytes(view.pid, head(0, n), addr, n, DataPolicy::All, out, counts);
+                }
+            }
+            Kind::IoVec { dir, count } if view.reads(dir) => {
+                let iovs = iovec_array(view.pid, addr, view.args[count as usize]);
+                take_iovecs(&iovs, view, &mut take_data);
+            }
+            Kind::MsgHdr { dir } if view.reads(dir) => {
+                // struct msghdr: msg_iov at offset 16, msg_iovlen at 24.
+                let mut hdr = [0u8; 32];
+                if read_mem(view.pid, addr, &mut hdr) == hdr.len() {
+                    let iov = u64::from_le_bytes(hdr[16..24].try_into().expect("8 bytes"));
+                    let iovlen = u64::from_le_bytes(hdr[24..32].try_into().expect("8 bytes"));
+                    let iovs = iovec_array(view.pid, iov, iovlen);
+                    take_iovecs(&iovs, view, &mut take_data);
+                } else {
+                    let head = CaptureHead {
+                        arg,
+                        role: view.role,
+                        elem: 0,
+                        status: CaptureStatus::Unreadable,
+                        len: 56,
+                    };
+                    out.heads.push((head, out.bytes.len()..out.bytes.len()));
+                    counts.unreadable += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Captures iovec elements: at entry each whole element; at exit the
+/// return value spread over the elements in order. An element's `len` is
+/// its `iov_len`; the bytes captured are those the kernel moved.
+fn take_iovecs(
+    iovs: &[(u64, u64)],
+    view: &CallView<'_>,
+    take: &mut impl FnMut(u32, u64, u64, u64),
+) {
+    let mut left = if view.role == Role::Exit {
+        view.ret.unwrap_or(0).max(0) as u64
+    } else {
+        u64::MAX
+    };
+    for (elem, &(base, len)) in iovs.iter().enumerate() {
+        let moved = len.min(left);
+        left -= moved;
+        take(elem as u32, base, len, moved);
+    }
+}
+
+/// Reads one capture at `addr`: `present` bytes exist there (its `len`
+/// may be larger for output iovec elements), of which `policy` keeps some.
+fn take_bytes(
+    pid: i32,
+    mut head: CaptureHead,
+    addr: u64,
+    present: u64,
+    policy: DataPolicy,
+    out: &mut Captures,
+    counts: &mut CaptureCounts,
+) {
+    let want = match policy {
+        DataPolicy::All => present,
+        DataPolicy::None => 0,
+        DataPolicy::Max(m) => present.min(m),
+    }
+    .min(CAPTURE_MAX) as usize;
+    let start = out.bytes.len();
+    out.bytes.resize(start + want, 0);
+    let got = read_mem(pid, addr, &mut out.bytes[start..]);
+    out.bytes.truncate(start + got);
+    head.status = if got < want {
+        counts.unreadable += 1;
+        CaptureStatus::Unreadable
+    } else if policy == DataPolicy::None && present > 0 {
+        CaptureStatus::Skipped
+    } else if (got as u64) < present {
+        counts.truncated += 1;
+        CaptureStatus::Truncated
+    } else {
+        CaptureStatus::Complete
+    };
+    out.heads.push((head, start..start + got));
+}
+
+/// Reads a NUL-terminated string (without the NUL) as one capture.
+fn take_cstr(
+    pid: i32,
+    arg: u8,
+    elem: u32,
+    addr: u64,
+    max: usize,
+    out: &mut Captures,
+    counts: &mut CaptureCounts,
+) {
+    let start = out.bytes.len();
+    let mut addr = addr;
+    let mut status = CaptureStatus::Truncated;
+    while out.bytes.len() - start < max {
+        // Read up to the page end so an unmapped next page cannot fail us.
+        let chunk = (4096 - (addr as usize & 4095)).min(max - (out.bytes.len() - start));
+        let at = out.bytes.len();
+        out.bytes.resize(at + chunk, 0);
+        let got = read_mem(pid, addr, &mut out.bytes[at..]);
+        out.bytes.truncate(at + got);
+        if let Some(nul) = out.bytes[at..].iter().position(|&b| b == 0) {
+            out.bytes.truncate(at + nul);
+            status = CaptureStatus::Complete;
+            break;
+        }
+        if got < chunk {
+            status = CaptureStatus::Unreadable;
+            break;
+        }
+        addr += chunk as u64;
+    }
+    match status {
+        CaptureStatus::Unreadable => counts.unreadable += 1,
+        CaptureStatus::Truncated => counts.truncated += 1,
+        _ => {}
+    }
+    let len = (out.bytes.len() - start) as u64;
+    out.heads.push((
+        CaptureHead {
+            arg,
+            role: Role::Entry,
+            elem,
+            status,
+            len,
+        },
+        start..out.bytes.len(),
+    ));
+}
+
+/// The pointers of a NULL-terminated pointer array (argv, envp).
+fn pointer_array(pid: i32, addr: u64) -> Vec<u64> {
+    let mut ptrs = Vec::new();
+    let mut page = [0u8; 512];
+    let mut at = addr;
+    while ptrs.len() < STR_ARRAY_MAX {
+        let got = read_mem(pid, at, &mut page);
+        for word in page[..got - got % 8].chunks_exact(8) {
+            let p = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+            if p == 0 {
+                return ptrs;
+            }
+            ptrs.push(p);
+        }
+        if got < page.len() {
+            break;
+        }
+        at += page.len() as u64;
+    }
+    ptrs
+}
+
+/// `(iov_base, iov_len)` pairs of an iovec array.
+fn iovec_array(pid: i32, addr: u64, count: u64) -> Vec<(u64, u64)> {
+    let count = count.min(IOV_MAX as u64) as usize;
+    let mut raw = vec![0u8; count * 16];
+    let got = read_mem(pid, addr, &mut raw);
+    raw[..got - got % 16]
+        .chunks_exact(16)
+        .map(|c| {
+            (
+                u64::from_le_bytes(c[..8].try_into().expect("8 bytes")),
+                u64::from_le_bytes(c[8..].try_into().expect("8 bytes")),
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,135 @@
+//! What `/proc` says about a process when the recorder starts following
+//! it: the state replay needs to start it in the same place (ids, umask,
+//! cwd, argv, environment, open descriptors).
+
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+
+use reanimator_trace::{FdInfo, ProcessStart, StartCause};
+
+/// Ids and mask from `/proc/TID/status`.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Status {
+    pub tgid: u32,
+    pub ppid: u32,
+    pub uid: u32,
+    pub euid: u32,
+    pub gid: u32,
+    pub egid: u32,
+    pub umask: u32,
+}
+
+/// Reads `/proc/TID/status`; `None` when the task is gone.
+pub(crate) fn status(tid: i32) -> Option<Status> {
+    let text = fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    let mut s = Status::default();
+    for line in text.lines() {
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        let mut fields = value.split_whitespace();
+        let mut next = || {
+            fields
+                .next()
+                .and_then(|f| f.parse::<u32>().ok())
+                .unwrap_or(0)
+        };
+        match key {
+            "Tgid" => s.tgid = next(),
+            "PPid" => s.ppid = next(),
+            "Uid" => (s.uid, s.euid) = (next(), next()),
+            "Gid" => (s.gid, s.egid) = (next(), next()),
+            "Umask" => s.umask = u32::from_str_radix(value.trim(), 8).unwrap_or(0),
+            _ => {}
+        }
+    }
+    (s.tgid != 0).then_some(s)
+}
+
+fn link(path: String) -> Vec<u8> {
+    fs::read_link(path)
+        .map(|p| p.as_os_str().as_bytes().to_vec())
+        .unwrap_or_default()
+}
+
+fn nul_list(path: String) -> Vec<Vec<u8>> {
+    let bytes = fs::read(path).unwrap_or_default();
+    bytes
+        .split(|&b| b == 0)
+        .filter(|s| !s.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+/// The open descriptors of `pid`, with flags, offsets and targets.
+pub(crate) fn fds(pid: i32) -> Vec<FdInfo> {
+    let Ok(dir) = fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return Vec::new();
+    };
+    let mut out: Vec<FdInfo> = dir
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .map(|fd| {
+            let info = fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).unwrap_or_default();
+            let field = |name: &str| {
+                info.lines()
+                    .find_map(|l| l.strip_prefix(name))
+                    .map(str::trim)
+            };
+            FdInfo {
+                fd,
+                flags: field("flags:")
+                    .and_then(|v| u32::from_str_radix(v, 8).ok())
+                    .unwrap_or(0),
+                offset: field("pos:").and_then(|v| v.parse().ok()).unwrap_or(0),
+                target: link(format!("/proc/{pid}/fd/{fd}")),
+            }
+        })
+        .collect();
+    out.sort_by_key(|f| f.fd);
+    out
+}
+
+/// A full start record for `tid` from `/proc`. Spawned processes override
+/// argv, environment and executable with what is about to be executed.
+pub(crate) fn process_start(
+    tid: i32,
+    cause: StartCause,
+    seq: u64,
+    time_ns: u64,
+) -> Option<ProcessStart> {
+    let s = status(tid)?;
+    let whole_process = cause != StartCause::Created || s.tgid == tid as u32;
+    Some(ProcessStart {
+        seq,
+        time_ns,
+        tgid: s.tgid,
+        tid: tid as u32,
+        ppid: s.ppid,
+        cause,
+        uid: s.uid,
+        gid: s.gid,
+        euid: s.euid,
+        egid: s.egid,
+        umask: s.umask,
+        cwd: link(format!("/proc/{tid}/cwd")),
+        exe: link(format!("/proc/{tid}/exe")),
+        argv: if whole_process {
+            nul_list(format!("/proc/{tid}/cmdline"))
+        } else {
+            Vec::new()
+        },
+        env: if cause == StartCause::Created {
+            Vec::new()
+        } else {
+            nul_list(format!("/proc/{tid}/environ"))
+        },
+        // Created processes inherit (or share) their parent's table, which
+        // replay derives from the trace; the others start with what /proc shows.
+        fds: if cause == StartCause::Created {
+            Vec::new()
+        } else {
+            fds(tid)
+        },
+    })
+}

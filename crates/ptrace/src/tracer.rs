@@ -1,0 +1,558 @@
+//! The tracer: one thread, one `waitpid(-1, __WALL)` loop, every stop of
+//! every tracee dispatched here.
+//!
+//! Per system call there are two stops (entry and exit), each answered
+//! with one `PTRACE_GET_SYSCALL_INFO`; input memory is read at entry,
+//! output memory at exit, straight into the task's capture buffer, and the
+//! event is written when it exits. Sequence ids are taken at entry, so a
+//! clone's id precedes everything its child does.
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use reanimator_catalogue as catalogue;
+use reanimator_trace::{
+    ExitStatus, ProcessExit, ProcessStart, Record, Role, SignalDelivery, StartCause, SyscallExit,
+    SyscallHead, Writer,
+};
+
+use crate::capture::{capture, CallView, CaptureCounts, Captures, DataPolicy};
+use crate::sys::{self, OP_ENTRY, OP_EXIT};
+use crate::{procfs, Error, RecordSummary, Target};
+
+/// ptrace options for every tracee.
+const OPTIONS: libc::c_int = libc::PTRACE_O_TRACESYSGOOD
+    | libc::PTRACE_O_TRACECLONE
+    | libc::PTRACE_O_TRACEFORK
+    | libc::PTRACE_O_TRACEVFORK
+    | libc::PTRACE_O_TRACEEXEC;
+
+/// How often pending frames are written out while tracees are idle.
+const FLUSH_EVERY: Duration = Duration::from_secs(1);
+
+/// Set from signal handlers; read by the loop.
+static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_stop_signal(_: libc::c_int) {
+    STOP_REQUESTED.store(true, Ordering::Relaxed);
+}
+
+extern "C" fn on_alarm(_: libc::c_int) {}
+
+/// Installs `handler` for `sig` without `SA_RESTART`, so a blocked
+/// `waitpid` returns and the loop can act.
+fn install(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) {
+    // SAFETY: a zeroed sigaction with a handler address and empty mask is
+    // valid; the handlers only touch an atomic.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = handler as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(sig, &sa, std::ptr::null_mut());
+    }
+}
+
+fn ignore(sig: libc::c_int) {
+    // SAFETY: setting a disposition to SIG_IGN has no memory effects.
+    unsafe { libc::signal(sig, libc::SIG_IGN) };
+}
+
+/// Arms a repeating `SIGALRM` so an idle recorder still flushes.
+fn arm_flush_timer() {
+    let every = libc::timeval {
+        tv_sec: FLUSH_EVERY.as_secs() as _,
+        tv_usec: 0,
+    };
+    let it = libc::itimerval {
+        it_interval: every,
+        it_value: every,
+    };
+    // SAFETY: setitimer reads the struct we pass.
+    unsafe { libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut()) };
+}
+
+fn disarm_flush_timer() {
+    // SAFETY: as above, with a zero timer.
+    unsafe {
+        let it: libc::itimerval = std::mem::zeroed();
+        libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut());
+    }
+}
+
+/// `CLOCK_MONOTONIC` in ns, the trace's time base.
+fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime fills the local timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// One traced thread.
+struct Task {
+    tgid: u32,
+    /// The call it is inside, from its entry stop until its exit stop.
+    pending: Option<SyscallHead>,
+    captures: Captures,
+}
+
+/// The recorder's state for one run.
+struct Tracer<'w, W: Write> {
+    writer: &'w mut Writer<W>,
+    policy: DataPolicy,
+    tasks: HashMap<i32, Task>,
+    next_seq: u64,
+    root: Option<i32>,
+    root_status: Option<ExitStatus>,
+    /// The SIGCONT the recorder itself sent to start a spawned command.
+    own_sigcont: Option<i32>,
+    detaching: bool,
+    last_flush: Instant,
+    summary: RecordSummary,
+    counts: CaptureCounts,
+}
+
+/// Runs `target` under the recorder until every tracee has exited (or,
+/// for attached processes, until `SIGINT`/`SIGTERM` asks to detach), writing
+/// every event to `writer`.
+pub(crate) fn run<W: Write>(
+    target: &Target,
+    policy: DataPolicy,
+    pin_cpu: Option<usize>,
+    writer: &mut Writer<W>,
+) -> Result<RecordSummary, Error> {
+    if let Some(cpu) = pin_cpu {
+        pin(cpu);
+    }
+    STOP_REQUESTED.store(false, Ordering::Relaxed);
+    let started = Instant::now();
+    let mut t = Tracer {
+        writer,
+        policy,
+        tasks: HashMap::new(),
+        next_seq: 1,
+        root: None,
+        root_status: None,
+        own_sigcont: None,
+        detaching: false,
+        last_flush: Instant::now(),
+        summary: RecordSummary::default(),
+        counts: CaptureCounts::default(),
+    };
+    match target {
+        Target::Spawn { program, argv, env } => t.spawn(program, argv, env)?,
+        Target::Attach { pids } => t.attach(pids)?,
+    }
+    install(libc::SIGALRM, on_alarm);
+    arm_flush_timer();
+    let result = t.event_loop();
+    disarm_flush_timer();
+    result?;
+    t.summary.root_status = t.root_status;
+    t.summary.captures = t.counts;
+    t.summary.duration = started.elapsed();
+    Ok(t.summary)
+}
+
+/// Keeps the tracer (and, through inheritance, a spawned command) on one
+/// CPU: a stop then wakes the other side without a cross-CPU interrupt,
+/// the largest single cost on virtual machines.
+fn pin(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t is an empty set; the calls only touch it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+impl<W: Write> Tracer<'_, W> {
+    fn seq(&mut self) -> u64 {
+        let s = self.next_seq;
+        self.next_seq += 1;
+        s
+    }
+
+    fn write(&mut self, r: &Record) -> Result<(), Error> {
+        self.writer.write(r).map_err(Error::Trace)
+    }
+
+    /// Forks and execs the command stopped at its first instruction under
+    /// the recorder.
+    fn spawn(&mut self, program: &CString, argv: &[CString], env: &[CString]) -> Result<(), Error> {
+        let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+        argv_ptrs.push(std::ptr::null());
+        let mut env_ptrs: Vec<*const libc::c_char> = env.iter().map(|a| a.as_ptr()).collect();
+        env_ptrs.push(std::ptr::null());
+        // SAFETY: the child only calls async-signal-safe functions (raise,
+        // execve, _exit) on memory prepared before the fork.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(Error::Spawn(io::Error::last_os_error()));
+        }
+        if pid == 0 {
+            // SAFETY: see above.
+            unsafe {
+                libc::raise(libc::SIGSTOP);
+                libc::execve(program.as_ptr(), argv_ptrs.as_ptr(), env_ptrs.as_ptr());
+                libc::_exit(127);
+            }
+        }
+        // The terminal's Ctrl-C goes to the command; the recorder finishes
+        // the trace when the command is done.
+        ignore(libc::SIGINT);
+        ignore(libc::SIGQUIT);
+        let mut status = 0;
+        // SAFETY: status is a local int.
+        if unsafe { libc::waitpid(pid, &mut status, libc::WUNTRACED) } != pid
+            || !libc::WIFSTOPPED(status)
+        {
+            return Err(Error::Spawn(io::Error::other("the command did not start")));
+        }
+        sys::seize(pid, OPTIONS | libc::PTRACE_O_EXITKILL).map_err(Error::Ptrace)?;
+        self.root = Some(pid);
+        let mut start = procfs::process_start(pid, StartCause::Spawned, self.seq(), now_ns())
+            .ok_or_else(|| {
+                Error::Spawn(io::Error::other("the command vanished before it started"))
+            })?;
+        start.exe = program.as_bytes().to_vec();
+        start.argv = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
+        start.env = env.iter().map(|a| a.as_bytes().to_vec()).collect();
+        self.adopt(pid, start)?;
+        self.own_sigcont = Some(pid);
+        // SAFETY: kill has no memory effects.
+        unsafe { libc::kill(pid, libc::SIGCONT) };
+        Ok(())
+    }
+
+    /// Seizes every thread of every process in `pids`.
+    fn attach(&mut self, pids: &[i32]) -> Result<(), Error> {
+        install(libc::SIGINT, on_stop_signal);
+        install(libc::SIGTERM, on_stop_signal);
+        for &pid in pids {
+            let tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+                .map_err(|e| Error::Attach(pid, e))?
+                .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect();
+            for tid in tids {
+                if self.tasks.contains_key(&tid) {
+                    continue;
+                }
+                match sys::seize(tid, OPTIONS) {
+                    Ok(()) => {}
+                    // A thread that exited since the listing.
+                    Err(e) if e.raw_os_error() == Some(libc::ESRCH) && tid != pid => continue,
+                    Err(e) => return Err(Error::Attach(pid, e)),
+                }
+                let _ = sys::interrupt(tid);
+                if let Some(start) =
+                    procfs::process_start(tid, StartCause::Attached, self.seq(), now_ns())
+                {
+                    self.adopt(tid, start)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts following `tid` and records its start.
+    fn adopt(&mut self, tid: i32, start: ProcessStart) -> Result<(), Error> {
+        let tgid = start.tgid;
+        if tgid == tid as u32 {
+            self.summary.processes += 1;
+        }
+        self.summary.threads += 1;
+        self.tasks.insert(
+            tid,
+            Task {
+                tgid,
+                pending: None,
+                captures: Captures::default(),
+            },
+        );
+        self.write(&Record::ProcessStart(start))
+    }
+
+    /// First sight of a task created by a traced one.
+    fn adopt_created(&mut self, tid: i32) -> Result<(), Error> {
+        if self.tasks.contains_key(&tid) {
+            return Ok(());
+        }
+        let seq = self.seq();
+        let start = procfs::process_start(tid, StartCause::Created, seq, now_ns()).unwrap_or(
+            ProcessStart {
+                seq,
+                time_ns: now_ns(),
+                tgid: tid as u32,
+                tid: tid as u32,
+                cause: StartCause::Created,
+                ..ProcessStart::default()
+            },
+        );
+        self.adopt(tid, start)
+    }
+
+    fn event_loop(&mut self) -> Result<(), Error> {
+        loop {
+            if STOP_REQUESTED.load(Ordering::Relaxed) && !self.detaching {
+                self.begin_detach();
+            }
+            if self.detaching && self.tasks.is_empty() {
+                return Ok(());
+            }
+            if self.last_flush.elapsed() >= FLUSH_EVERY {
+                self.writer.flush().map_err(Error::Trace)?;
+                self.last_flush = Instant::now();
+            }
+            let (pid, status) = match sys::wait_any() {
+                Ok(Some(x)) => x,
+                Ok(None) => return Ok(()),
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                Err(e) => return Err(Error::Ptrace(e)),
+            };
+            if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
+                self.on_exit(pid, status)?;
+                continue;
+            }
+            if !libc::WIFSTOPPED(status) {
+                continue;
+            }
+            if !self.tasks.contains_key(&pid) {
+                self.adopt_created(pid)?;
+            }
+            let sig = libc::WSTOPSIG(status);
+            let event = status >> 16;
+            if self.detaching {
+                self.detach_one(pid, sig, event);
+                continue;
+            }
+            let resume_sig = if sig == libc::SIGTRAP | 0x80 {
+                self.on_syscall_stop(pid)?;
+                0
+            } else if event != 0 {
+                match event {
+                    libc::PTRACE_EVENT_FORK
+                    | libc::PTRACE_EVENT_VFORK
+                    | libc::PTRACE_EVENT_CLONE => {
+                        if let Ok(child) = sys::event_msg(pid) {
+                            self.adopt_created(child as i32)?;
+                        }
+                    }
+                    libc::PTRACE_EVENT_EXEC => self.on_exec(pid),
+                    libc::PTRACE_EVENT_STOP => {
+                        if matches!(
+                            sig,
+                            libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU
+                        ) {
+                            // A group-stop: stay stopped, but keep reporting.
+                            let _ = sys::listen(pid);
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+                0
+            } else {
+                self.on_signal(pid, sig)?;
+                sig
+            };
+            // ESRCH: the tracee was killed meanwhile; its exit comes next.
+            let _ = sys::resume_syscall(pid, resume_sig);
+        }
+    }
+
+    fn on_syscall_stop(&mut self, pid: i32) -> Result<(), Error> {
+        let Ok(info) = sys::syscall_info(pid) else {
+            return Ok(());
+        };
+        let policy = self.policy;
+        match info.op {
+            OP_ENTRY => {
+                let seq = self.seq();
+                let task = self
+                    .tasks
+                    .get_mut(&pid)
+                    .expect("task adopted before dispatch");
+                let head = SyscallHead {
+                    seq,
+                    tgid: task.tgid,
+                    tid: pid as u32,
+                    nr: info.nr(),
+                    enter_ns: now_ns(),
+                    args: info.args(),
+                    exit: None,
+                };
+                task.captures.clear();
+                if let Some(row) = catalogue::by_nr(head.nr) {
+                    let view = CallView {
+                        pid,
+                        args: &head.args,
+                        ret: None,
+                        role: Role::Entry,
+                    };
+                    capture(row, &view, policy, &mut task.captures, &mut self.counts);
+                }
+                task.pending = Some(head);
+            }
+            OP_EXIT => {
+                let task = self
+                    .tasks
+                    .get_mut(&pid)
+                    .expect("task adopted before dispatch");
+                let Some(mut head) = task.pending.take() else {
+                    // The exit of a call already under way when we attached.
+                    self.summary.entered_before_attach += 1;
+                    return Ok(());
+                };
+                let exit = SyscallExit {
+                    exit_ns: now_ns(),
+                    ret: info.rval(),
+                    is_error: info.is_error(),
+                };
+                head.exit = Some(exit);
+                if let Some(row) = catalogue::by_nr(head.nr) {
+                    let ret = (!exit.is_error).then_some(exit.ret);
+                    let view = CallView {
+                        pid,
+                        args: &head.args,
+                        ret,
+                        role: Role::Exit,
+                    };
+                    capture(row, &view, policy, &mut task.captures, &mut self.counts);
+                }
+                self.write_syscall(pid, &head)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn write_syscall(&mut self, pid: i32, head: &SyscallHead) -> Result<(), Error> {
+        let task = self.tasks.get(&pid).expect("task exists");
+        write_call(self.writer, &task.captures, head)
+    }
+
+    /// `execve` succeeded. If a non-leader thread called it, that thread
+    /// now has the leader's id: move its state over.
+    fn on_exec(&mut self, pid: i32) {
+        let Ok(former) = sys::event_msg(pid) else {
+            return;
+        };
+        let former = former as i32;
+        if former != pid {
+            if let Some(task) = self.tasks.remove(&former) {
+                self.tasks.insert(pid, task);
+            }
+        }
+    }
+
+    fn on_signal(&mut self, pid: i32, sig: i32) -> Result<(), Error> {
+        if sig == libc::SIGCONT && self.own_sigcont == Some(pid) {
+            self.own_sigcont = None;
+            return Ok(());
+        }
+        let (code, sender) = match sys::siginfo(pid) {
+            // SAFETY: si_pid is meaningful for the signals that carry it and
+            // zero-initialised otherwise.
+            Ok(si) => (si.si_code, unsafe { si.si_pid() } as u32),
+            Err(_) => (0, 0),
+        };
+        let tgid = self.tasks.get(&pid).map_or(pid as u32, |t| t.tgid);
+        let seq = self.seq();
+        self.write(&Record::Signal(SignalDelivery {
+            seq,
+            time_ns: now_ns(),
+            tgid,
+            tid: pid as u32,
+            signo: sig,
+            code,
+            sender,
+        }))
+    }
+
+    /// A tracee ended: finish the call it was in (exit_group, or killed
+    /// mid-call) and record how it ended.
+    fn on_exit(&mut self, pid: i32, status: i32) -> Result<(), Error> {
+        let Some(task) = self.tasks.remove(&pid) else {
+            return Ok(());
+        };
+        if let Some(head) = &task.pending {
+            // exit and exit_group never return: that is not a loss.
+            if !matches!(catalogue::name_of(head.nr).as_ref(), "exit" | "exit_group") {
+                self.summary.unfinished += 1;
+            }
+            write_call(self.writer, &task.captures, head)?;
+        }
+        let how = if libc::WIFEXITED(status) {
+            ExitStatus::Exited(libc::WEXITSTATUS(status))
+        } else {
+            ExitStatus::Killed {
+                signal: libc::WTERMSIG(status),
+                core: libc::WCOREDUMP(status),
+            }
+        };
+        if self.root == Some(pid) {
+            self.root_status = Some(how);
+        }
+        let seq = self.seq();
+        self.write(&Record::ProcessExit(ProcessExit {
+            seq,
+            time_ns: now_ns(),
+            tgid: task.tgid,
+            tid: pid as u32,
+            status: how,
+        }))
+    }
+
+    /// Asks every tracee to stop so each can be detached at its next stop.
+    fn begin_detach(&mut self) {
+        self.detaching = true;
+        for &tid in self.tasks.keys() {
+            let _ = sys::interrupt(tid);
+        }
+    }
+
+    /// Detaches one stopped tracee, handing back a signal it was about to
+    /// receive, and records the calls it leaves unfinished.
+    fn detach_one(&mut self, pid: i32, sig: i32, event: i32) {
+        let pass = if event == 0 && sig != (libc::SIGTRAP | 0x80) {
+            sig
+        } else {
+            0
+        };
+        let _ = sys::detach(pid, pass);
+        if let Some(task) = self.tasks.remove(&pid) {
+            if let Some(head) = &task.pending {
+                self.summary.unfinished += 1;
+                let _ = write_call(self.writer, &task.captures, head);
+            }
+            let seq = self.seq();
+            let _ = self.write(&Record::ProcessExit(ProcessExit {
+                seq,
+                time_ns: now_ns(),
+                tgid: task.tgid,
+                tid: pid as u32,
+                status: ExitStatus::Detached,
+            }));
+        }
+    }
+}
+
+/// Writes a call with the captures its task collected (entry and exit).
+fn write_call<W: Write>(
+    writer: &mut Writer<W>,
+    captures: &Captures,
+    head: &SyscallHead,
+) -> Result<(), Error> {
+    let mut call = writer.syscall(head);
+    for (h, range) in &captures.heads {
+        call.capture(h, &captures.bytes[range.clone()])
+            .map_err(Error::Trace)?;
+    }
+    call.finish().map_err(Error::Trace)
+}
