@@ -25,6 +25,7 @@ println!("{} processes", summary.processes);
 
 mod capture;
 mod procfs;
+mod sink;
 mod sys;
 mod tracer;
 
@@ -137,6 +138,8 @@ pub enum Error {
     Ptrace(io::Error),
     /// The trace could not be written.
     Trace(reanimator_trace::Error),
+    /// The writer thread stopped (its own error is reported instead when known).
+    WriterStopped,
 }
 
 impl std::fmt::Display for Error {
@@ -156,6 +159,7 @@ impl std::fmt::Display for Error {
             Error::Attach(pid, e) => write!(f, "cannot attach to process {pid}: {e}"),
             Error::Ptrace(e) => write!(f, "ptrace: {e}"),
             Error::Trace(e) => write!(f, "{e}"),
+            Error::WriterStopped => write!(f, "the trace writer stopped unexpectedly"),
         }
     }
 }
@@ -167,7 +171,7 @@ impl std::error::Error for Error {}
 /// processes, which are then detached and left running). `pin_cpu` keeps
 /// the tracer, and a spawned command, on one CPU. The caller finishes the
 /// writer.
-pub fn record<W: Write>(
+pub fn record<W: Write + Send>(
     target: &Target,
     data: DataPolicy,
     pin_cpu: Option<usize>,

@@ -20,6 +20,7 @@ use reanimator_trace::{
 };
 
 use crate::capture::{capture, CallView, CaptureCounts, Captures, DataPolicy};
+use crate::sink::{with_writer_thread, Sink};
 use crate::sys::{self, OP_ENTRY, OP_EXIT};
 use crate::{procfs, Error, RecordSummary, Target};
 
@@ -102,8 +103,8 @@ struct Task {
 }
 
 /// The recorder's state for one run.
-struct Tracer<'w, W: Write> {
-    writer: &'w mut Writer<W>,
+struct Tracer<'s> {
+    sink: &'s mut Sink,
     policy: DataPolicy,
     tasks: HashMap<i32, Task>,
     next_seq: u64,
@@ -120,11 +121,20 @@ struct Tracer<'w, W: Write> {
 /// Runs `target` under the recorder until every tracee has exited (or,
 /// for attached processes, until `SIGINT`/`SIGTERM` asks to detach), writing
 /// every event to `writer`.
-pub(crate) fn run<W: Write>(
+pub(crate) fn run<W: Write + Send>(
     target: &Target,
     policy: DataPolicy,
     pin_cpu: Option<usize>,
     writer: &mut Writer<W>,
+) -> Result<RecordSummary, Error> {
+    with_writer_thread(writer, |sink| trace(target, policy, pin_cpu, sink))
+}
+
+fn trace(
+    target: &Target,
+    policy: DataPolicy,
+    pin_cpu: Option<usize>,
+    sink: &mut Sink,
 ) -> Result<RecordSummary, Error> {
     if let Some(cpu) = pin_cpu {
         pin(cpu);
@@ -132,7 +142,7 @@ pub(crate) fn run<W: Write>(
     STOP_REQUESTED.store(false, Ordering::Relaxed);
     let started = Instant::now();
     let mut t = Tracer {
-        writer,
+        sink,
         policy,
         tasks: HashMap::new(),
         next_seq: 1,
@@ -171,15 +181,15 @@ fn pin(cpu: usize) {
     }
 }
 
-impl<W: Write> Tracer<'_, W> {
+impl Tracer<'_> {
     fn seq(&mut self) -> u64 {
         let s = self.next_seq;
         self.next_seq += 1;
         s
     }
 
-    fn write(&mut self, r: &Record) -> Result<(), Error> {
-        self.writer.write(r).map_err(Error::Trace)
+    fn write(&mut self, r: Record) -> Result<(), Error> {
+        self.sink.record(r)
     }
 
     /// Forks and execs the command stopped at its first instruction under
@@ -275,7 +285,7 @@ impl<W: Write> Tracer<'_, W> {
                 captures: Captures::default(),
             },
         );
-        self.write(&Record::ProcessStart(start))
+        self.write(Record::ProcessStart(start))
     }
 
     /// First sight of a task created by a traced one.
@@ -306,7 +316,7 @@ impl<W: Write> Tracer<'_, W> {
                 return Ok(());
             }
             if self.last_flush.elapsed() >= FLUSH_EVERY {
-                self.writer.flush().map_err(Error::Trace)?;
+                self.sink.flush()?;
                 self.last_flush = Instant::now();
             }
             let (pid, status) = match sys::wait_any() {
@@ -434,7 +444,7 @@ impl<W: Write> Tracer<'_, W> {
 
     fn write_syscall(&mut self, pid: i32, head: &SyscallHead) -> Result<(), Error> {
         let task = self.tasks.get(&pid).expect("task exists");
-        write_call(self.writer, &task.captures, head)
+        self.sink.call(head, &task.captures)
     }
 
     /// `execve` succeeded. If a non-leader thread called it, that thread
@@ -464,7 +474,7 @@ impl<W: Write> Tracer<'_, W> {
         };
         let tgid = self.tasks.get(&pid).map_or(pid as u32, |t| t.tgid);
         let seq = self.seq();
-        self.write(&Record::Signal(SignalDelivery {
+        self.write(Record::Signal(SignalDelivery {
             seq,
             time_ns: now_ns(),
             tgid,
@@ -486,7 +496,7 @@ impl<W: Write> Tracer<'_, W> {
             if !matches!(catalogue::name_of(head.nr).as_ref(), "exit" | "exit_group") {
                 self.summary.unfinished += 1;
             }
-            write_call(self.writer, &task.captures, head)?;
+            self.sink.call(head, &task.captures)?;
         }
         let how = if libc::WIFEXITED(status) {
             ExitStatus::Exited(libc::WEXITSTATUS(status))
@@ -500,7 +510,7 @@ impl<W: Write> Tracer<'_, W> {
             self.root_status = Some(how);
         }
         let seq = self.seq();
-        self.write(&Record::ProcessExit(ProcessExit {
+        self.write(Record::ProcessExit(ProcessExit {
             seq,
             time_ns: now_ns(),
             tgid: task.tgid,
@@ -529,10 +539,10 @@ impl<W: Write> Tracer<'_, W> {
         if let Some(task) = self.tasks.remove(&pid) {
             if let Some(head) = &task.pending {
                 self.summary.unfinished += 1;
-                let _ = write_call(self.writer, &task.captures, head);
+                let _ = self.sink.call(head, &task.captures);
             }
             let seq = self.seq();
-            let _ = self.write(&Record::ProcessExit(ProcessExit {
+            let _ = self.write(Record::ProcessExit(ProcessExit {
                 seq,
                 time_ns: now_ns(),
                 tgid: task.tgid,
@@ -541,18 +551,4 @@ impl<W: Write> Tracer<'_, W> {
             }));
         }
     }
-}
-
-/// Writes a call with the captures its task collected (entry and exit).
-fn write_call<W: Write>(
-    writer: &mut Writer<W>,
-    captures: &Captures,
-    head: &SyscallHead,
-) -> Result<(), Error> {
-    let mut call = writer.syscall(head);
-    for (h, range) in &captures.heads {
-        call.capture(h, &captures.bytes[range.clone()])
-            .map_err(Error::Trace)?;
-    }
-    call.finish().map_err(Error::Trace)
 }

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Recording overhead, side by side in one run.
+
+Runs each workload as: vanilla; `strace -f -qq -o FILE` (no buffers);
+`strace -f -qq -xx -s 1048576 -o FILE` (full buffers); and
+`reanimator record --backend ptrace` (every buffer). Runs are interleaved
+(one of each configuration per round) so drift hits all alike; each cell is
+the median of the rounds. Prints a Markdown table with ratios to vanilla and
+to strace, and writes every measurement as JSON (--json).
+
+Workloads: (a) dd 4 KiB x 100,000 to a file; (b) 4 threads x 50,000 4 KiB
+pwrites; (c) RocksDB db_bench fillseq,fillrandom,overwrite,readrandom,readseq;
+(d) an sqlite3 script of single-statement transactions, updates and selects.
+
+Usage: bench/record.py [--rounds N] [--only a,b] [--dbnum N] [--json FILE]
+Run through bench/record.sh, which installs what it needs and builds.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REANIMATOR = os.path.join(ROOT, "target", "release", "reanimator")
+
+
+def sqlite_script(path, rows=3000):
+    """Single-statement transactions (each commits: journal, write, fsync)."""
+    with open(path, "w") as f:
+        f.write("PRAGMA journal_mode=DELETE;\nCREATE TABLE kv(k INTEGER PRIMARY KEY, v TEXT);\n")
+        for i in range(rows):
+            f.write(f"INSERT INTO kv VALUES({i}, printf('%0400d', {i}));\n")
+        for i in range(0, rows, 3):
+            f.write(f"UPDATE kv SET v = upper(v) || 'x' WHERE k = {i};\n")
+        for i in range(0, rows, 10):
+            f.write(f"SELECT count(*), sum(length(v)) FROM kv WHERE k > {i};\n")
+
+
+def workloads(work, dbnum):
+    """name -> (argv, files to remove before each run, stdin file)."""
+    mt = os.path.join(work, "mtpwrite")
+    sql = os.path.join(work, "script.sql")
+    return {
+        "a": ("dd 4k x 100k", ["dd", "if=/dev/zero", f"of={work}/dd.out", "bs=4k", "count=100000"],
+              [f"{work}/dd.out"], None),
+        "b": ("4 threads x 50k pwrite 4k", [mt, f"{work}/mt.out", "4", "50000"], [f"{work}/mt.out"], None),
+        "c": (f"db_bench 5 benchmarks, num={dbnum}",
+              ["db_bench", "--benchmarks=fillseq,fillrandom,overwrite,readrandom,readseq", f"--num={dbnum}",
+               f"--db={work}/db", "--compression_type=none"], [f"{work}/db"], None),
+        "d": ("sqlite3 3000 inserts, 1000 updates, 300 selects", ["sqlite3", f"{work}/s.db"],
+              [f"{work}/s.db", f"{work}/s.db-journal"], sql),
+    }
+
+
+def configs(work):
+    out = f"{work}/trace.out"
+    return {
+        "vanilla": lambda cmd: cmd,
+        "strace": lambda cmd: ["strace", "-f", "-qq", "-o", out] + cmd,
+        "strace -xx": lambda cmd: ["strace", "-f", "-qq", "-xx", "-s", "1048576", "-o", out] + cmd,
+        "reanimator": lambda cmd: [REANIMATOR, "record", "--backend", "ptrace", "--force", "-o", out, "--"] + cmd,
+    }, [out]
+
+
+def remove(paths):
+    for p in paths:
+        if os.path.isdir(p):
+            shutil.rmtree(p)
+        elif os.path.exists(p):
+            os.remove(p)
+
+
+def run_once(argv, stdin_path):
+    stdin = open(stdin_path) if stdin_path else subprocess.DEVNULL
+    try:
+        start = time.monotonic()
+        p = subprocess.run(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        elapsed = time.monotonic() - start
+    finally:
+        if stdin_path:
+            stdin.close()
+    if p.returncode != 0:
+        sys.exit(f"record.py: {' '.join(argv)} failed ({p.returncode}): {p.stderr.decode(errors='replace')[-500:]}")
+    return elapsed, p.stderr.decode(errors="replace")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", default="a,b,c,d", help="workloads to run, e.g. a,b")
+    ap.add_argument("--dbnum", type=int, default=200000, help="db_bench --num")
+    ap.add_argument("--configs", default="vanilla,strace,strace -xx,reanimator")
+    ap.add_argument("--json", help="write all measurements here")
+    ap.add_argument("--workdir", help="where workloads write (default: a temporary directory under /var/tmp)")
+    args = ap.parse_args()
+
+    work = args.workdir or tempfile.mkdtemp(prefix="reanimator-bench-", dir="/var/tmp")
+    subprocess.run(["cc", "-O2", "-pthread", "-o", f"{work}/mtpwrite", os.path.join(ROOT, "bench/workloads/mtpwrite.c")],
+                   check=True)
+    sqlite_script(f"{work}/script.sql")
+    wl = workloads(work, args.dbnum)
+    cfgs, cfg_outputs = configs(work)
+    wanted = [c for c in args.configs.split(",") if c]
+    results = {}
+    for key in args.only.split(","):
+        title, cmd, outputs, stdin = wl[key]
+        times = {c: [] for c in wanted}
+        summaries = []
+        for r in range(args.rounds):
+            for c in wanted:
+                remove(outputs + cfg_outputs)
+                os.sync()
+                t, err = run_once(cfgs[c](cmd), stdin)
+                times[c].append(t)
+                if c == "reanimator":
+                    summaries.append(err.strip().splitlines()[-1] if err.strip() else "")
+                print(f"  ({key}) round {r + 1}/{args.rounds} {c}: {t:.2f} s", file=sys.stderr, flush=True)
+        med = {c: statistics.median(v) for c, v in times.items()}
+        results[key] = {"title": title, "command": cmd, "times": times, "median": med,
+                        "reanimator_summary": summaries[-1] if summaries else None}
+    remove([work] if not args.workdir else [])
+
+    cols = wanted
+    print(f"\n| workload | " + " | ".join(cols) + " | reanimator / strace | reanimator / strace -xx |")
+    print("|---|" + "---|" * (len(cols) + 2))
+    for key, r in results.items():
+        med = r["median"]
+        van = med.get("vanilla")
+        cells = []
+        for c in cols:
+            ratio = f" ({med[c] / van:.1f}×)" if van and c != "vanilla" else ""
+            cells.append(f"{med[c]:.2f} s{ratio}")
+        rs = f"{med['reanimator'] / med['strace']:.2f}" if "reanimator" in med and "strace" in med else "-"
+        rx = f"{med['reanimator'] / med['strace -xx']:.2f}" if "reanimator" in med and "strace -xx" in med else "-"
+        print(f"| ({key}) {r['title']} | " + " | ".join(cells) + f" | {rs} | {rx} |")
+    for key, r in results.items():
+        if r["reanimator_summary"]:
+            print(f"\n({key}) {r['reanimator_summary']}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"rounds": args.rounds, "results": results}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
