@@ -156,7 +156,7 @@ where
         let result = tracer(&mut sink);
         let closed = sink.close();
         drop(sink);
-        let written = handle.join().unwrap_or_else(|_| Err(Error::WriterStopped));
+        let written = handle.join().unwrap_or(Err(Error::WriterStopped));
         // A writer error explains a tracer that stopped on a closed channel.
         written?;
         closed?;
