@@ -91,7 +91,8 @@ impl FlagSet {
     }
 
     /// Decodes `value` to text: `O_WRONLY|O_CREAT|0x100000` or `SEEK_END`.
-    /// Unknown bits or values are shown in hexadecimal; zero bit sets as `0`.
+    /// Unknown bits or values are shown in hexadecimal; an empty bit set as
+    /// its named zero (`F_OK`) or `0`.
     pub fn decode(self, value: u64) -> String {
         let t = self.table();
         let mut out = String::new();
@@ -120,6 +121,13 @@ impl FlagSet {
                 out.push_str(name);
                 rest &= !bits;
             }
+        }
+        if out.is_empty() && rest == 0 {
+            // A named zero (`F_OK`) reads better than `0`.
+            return match t.entries.iter().find(|(v, _)| *v == 0) {
+                Some((_, n)) => (*n).to_string(),
+                None => "0".to_string(),
+            };
         }
         if rest != 0 || out.is_empty() {
             if !out.is_empty() {
