@@ -110,6 +110,13 @@ fn uname_field(f: impl Fn(&libc::utsname) -> &[libc::c_char]) -> String {
 /// Runs the recording and prints the summary line.
 pub fn run(args: &RecordArgs) -> Result<ExitCode> {
     let target = if !args.pids.is_empty() {
+        if let Some(pid) = args
+            .pids
+            .iter()
+            .find(|p| !Path::new(&format!("/proc/{p}")).exists())
+        {
+            bail!("no process {pid} (nothing to attach to)");
+        }
         Target::Attach {
             pids: args.pids.clone(),
         }
@@ -168,6 +175,10 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
     let (_, end) = writer
         .finish()
         .with_context(|| format!("{}: cannot finish the trace", output.display()))?;
+    if result.is_err() && end.records == 0 {
+        // Nothing was recorded (the attach or start failed): leave no file.
+        let _ = std::fs::remove_file(&output);
+    }
     let summary = result?;
     eprintln!(
         "{}",
@@ -196,7 +207,10 @@ fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, los
         s.duration.as_secs_f64(),
     );
     for (n, what) in [
-        (s.unfinished, "unfinished (task ended inside the call)"),
+        (
+            s.unfinished,
+            "calls unfinished (the task ended or was detached inside them)",
+        ),
         (s.captures.truncated, "captures truncated"),
         (s.captures.unreadable, "captures unreadable"),
         (

@@ -19,7 +19,9 @@ mod names;
 use std::fmt::Write;
 
 use reanimator_catalogue::{self as catalogue, Dir, Kind, Ret, StructType, Syscall};
-use reanimator_trace::{Capture, CaptureStatus, ClockAnchor, ExitStatus, Record, Role, StartCause, SyscallEvent};
+use reanimator_trace::{
+    Capture, CaptureStatus, ClockAnchor, ExitStatus, Record, Role, StartCause, SyscallEvent,
+};
 use serde_json::{json, Map, Value};
 
 pub use names::{errno_name, is_restart, signal_name};
@@ -56,17 +58,33 @@ impl Renderer {
     /// Wall-clock time of day `HH:MM:SS.uuuuuu` (UTC) of a monotonic time.
     fn time_of_day(&self, monotonic_ns: u64) -> String {
         if self.clock.realtime_ns == 0 {
-            return format!("{}.{:06}", monotonic_ns / 1_000_000_000, monotonic_ns % 1_000_000_000 / 1000);
+            return format!(
+                "{}.{:06}",
+                monotonic_ns / 1_000_000_000,
+                monotonic_ns % 1_000_000_000 / 1000
+            );
         }
         let t = self.clock.to_realtime(monotonic_ns);
         let secs = t / 1_000_000_000;
         let day = secs % 86_400;
-        format!("{:02}:{:02}:{:02}.{:06}", day / 3600, day / 60 % 60, day % 60, t % 1_000_000_000 / 1000)
+        format!(
+            "{:02}:{:02}:{:02}.{:06}",
+            day / 3600,
+            day / 60 % 60,
+            day % 60,
+            t % 1_000_000_000 / 1000
+        )
     }
 
     /// One strace-like line, without a trailing newline.
     pub fn text(&self, r: &Record) -> String {
-        let mut s = format!("#{} {} [{}/{}] ", r.seq(), self.time_of_day(r.time_ns()), r.tgid(), r.tid());
+        let mut s = format!(
+            "#{} {} [{}/{}] ",
+            r.seq(),
+            self.time_of_day(r.time_ns()),
+            r.tgid(),
+            r.tid()
+        );
         match r {
             Record::Syscall(e) => self.syscall_text(&mut s, e),
             Record::ProcessStart(p) => {
@@ -75,7 +93,11 @@ impl Renderer {
                     StartCause::Attached => "attached",
                     StartCause::Created => "created",
                 };
-                let argv: Vec<String> = p.argv.iter().map(|a| self.quote(a, a.len() as u64)).collect();
+                let argv: Vec<String> = p
+                    .argv
+                    .iter()
+                    .map(|a| self.quote(a, a.len() as u64))
+                    .collect();
                 let _ = write!(
                     s,
                     "=== process {} {cause}: exe {} argv [{}] cwd {} umask {:03o} uid {} gid {} ppid {}, {} env vars, {} open fds ===",
@@ -157,7 +179,8 @@ impl Renderer {
             Some(x) => {
                 if x.is_error {
                     let errno = x.errno();
-                    let name = errno_name(errno).map_or_else(|| format!("E{errno}"), str::to_string);
+                    let name =
+                        errno_name(errno).map_or_else(|| format!("E{errno}"), str::to_string);
                     if is_restart(errno) {
                         let _ = write!(s, " = ? {name} (to be restarted)");
                     } else {
@@ -168,7 +191,12 @@ impl Renderer {
                     s.push_str(&ret_text(row, x.ret));
                 }
                 let d = x.exit_ns.saturating_sub(e.enter_ns);
-                let _ = write!(s, " <{}.{:06}>", d / 1_000_000_000, d % 1_000_000_000 / 1000);
+                let _ = write!(
+                    s,
+                    " <{}.{:06}>",
+                    d / 1_000_000_000,
+                    d % 1_000_000_000 / 1000
+                );
             }
         }
     }
@@ -211,8 +239,18 @@ impl Renderer {
     fn arg_text(&self, e: &SyscallEvent, idx: u8, kind: Kind) -> String {
         let raw = e.args[idx as usize];
         let failed = e.exit.is_none_or(|x| x.is_error);
-        let find = |role: Role, elem: u32| e.captures.iter().find(|c| c.arg == idx && c.role == role && c.elem == elem);
-        let read_role = |dir: Dir| if dir == Dir::In { Role::Entry } else { Role::Exit };
+        let find = |role: Role, elem: u32| {
+            e.captures
+                .iter()
+                .find(|c| c.arg == idx && c.role == role && c.elem == elem)
+        };
+        let read_role = |dir: Dir| {
+            if dir == Dir::In {
+                Role::Entry
+            } else {
+                Role::Exit
+            }
+        };
         match kind {
             Kind::Int => (raw as i32).to_string(),
             Kind::UInt | Kind::Size | Kind::Id => raw.to_string(),
@@ -248,14 +286,22 @@ impl Renderer {
                 }
             }
             Kind::Buf { dir, .. } => {
-                let role = if dir == Dir::InOut && !failed { Role::Exit } else { read_role(dir) };
+                let role = if dir == Dir::InOut && !failed {
+                    Role::Exit
+                } else {
+                    read_role(dir)
+                };
                 match find(role, 0).or_else(|| find(Role::Entry, 0)) {
                     Some(c) => self.capture_text(c),
                     None => hex_or_null(raw),
                 }
             }
             Kind::Struct { ty, dir, .. } => {
-                let role = if dir == Dir::InOut && !failed { Role::Exit } else { read_role(dir) };
+                let role = if dir == Dir::InOut && !failed {
+                    Role::Exit
+                } else {
+                    read_role(dir)
+                };
                 match find(role, 0).or_else(|| find(Role::Entry, 0)) {
                     Some(c) => match &c.data {
                         Some(d) => self.struct_text(ty, d, c.len),
@@ -280,8 +326,12 @@ impl Renderer {
             }
             Kind::MsgHdr { dir } => {
                 let role = read_role(dir);
-                let elems: Vec<String> =
-                    e.captures.iter().filter(|c| c.arg == idx && c.role == role).map(|c| self.capture_text(c)).collect();
+                let elems: Vec<String> = e
+                    .captures
+                    .iter()
+                    .filter(|c| c.arg == idx && c.role == role)
+                    .map(|c| self.capture_text(c))
+                    .collect();
                 if elems.is_empty() {
                     hex_or_null(raw)
                 } else {
@@ -292,18 +342,31 @@ impl Renderer {
     }
 
     fn struct_text(&self, ty: StructType, d: &[u8], len: u64) -> String {
-        let u64_at = |o: usize| d.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
-        let u32_at = |o: usize| d.get(o..o + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
-        let u16_at = |o: usize| d.get(o..o + 2).map(|b| u16::from_le_bytes(b.try_into().expect("2 bytes")));
+        let u64_at = |o: usize| {
+            d.get(o..o + 8)
+                .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+        };
+        let u32_at = |o: usize| {
+            d.get(o..o + 4)
+                .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+        };
+        let u16_at = |o: usize| {
+            d.get(o..o + 2)
+                .map(|b| u16::from_le_bytes(b.try_into().expect("2 bytes")))
+        };
         let decoded = match ty {
             StructType::Stat => match (u32_at(24), u64_at(48)) {
-                (Some(mode), Some(size)) => Some(format!("{{st_mode={}, st_size={size}, ...}}", mode_text(mode))),
+                (Some(mode), Some(size)) => Some(format!(
+                    "{{st_mode={}, st_size={size}, ...}}",
+                    mode_text(mode)
+                )),
                 _ => None,
             },
             StructType::Statx => match (u16_at(28), u64_at(40)) {
-                (Some(mode), Some(size)) => {
-                    Some(format!("{{stx_mode={}, stx_size={size}, ...}}", mode_text(mode.into())))
-                }
+                (Some(mode), Some(size)) => Some(format!(
+                    "{{stx_mode={}, stx_size={size}, ...}}",
+                    mode_text(mode.into())
+                )),
                 _ => None,
             },
             StructType::FdPair => match (u32_at(0), u32_at(4)) {
@@ -330,7 +393,10 @@ impl Renderer {
         let mut o = Map::new();
         o.insert("seq".into(), json!(r.seq()));
         o.insert("time_ns".into(), json!(r.time_ns()));
-        o.insert("realtime_ns".into(), json!(self.clock.to_realtime(r.time_ns())));
+        o.insert(
+            "realtime_ns".into(),
+            json!(self.clock.to_realtime(r.time_ns())),
+        );
         o.insert("tgid".into(), json!(r.tgid()));
         o.insert("tid".into(), json!(r.tid()));
         match r {
@@ -347,7 +413,10 @@ impl Renderer {
                 o.insert("raw_args".into(), json!(e.args));
                 if let Some(x) = e.exit {
                     o.insert("exit_ns".into(), json!(x.exit_ns));
-                    o.insert("duration_ns".into(), json!(x.exit_ns.saturating_sub(e.enter_ns)));
+                    o.insert(
+                        "duration_ns".into(),
+                        json!(x.exit_ns.saturating_sub(e.enter_ns)),
+                    );
                     o.insert("ret".into(), json!(x.ret));
                     o.insert("errno".into(), json!(x.errno()));
                     o.insert("errno_name".into(), json!(errno_name(x.errno())));
@@ -392,8 +461,14 @@ impl Renderer {
                 o.insert("umask".into(), json!(p.umask));
                 o.insert("cwd".into(), json!(s(&p.cwd)));
                 o.insert("exe".into(), json!(s(&p.exe)));
-                o.insert("argv".into(), json!(p.argv.iter().map(|a| s(a)).collect::<Vec<_>>()));
-                o.insert("env".into(), json!(p.env.iter().map(|a| s(a)).collect::<Vec<_>>()));
+                o.insert(
+                    "argv".into(),
+                    json!(p.argv.iter().map(|a| s(a)).collect::<Vec<_>>()),
+                );
+                o.insert(
+                    "env".into(),
+                    json!(p.env.iter().map(|a| s(a)).collect::<Vec<_>>()),
+                );
                 let fds: Vec<Value> = p
                     .fds
                     .iter()
@@ -439,10 +514,12 @@ impl Renderer {
             Kind::Int | Kind::Pid | Kind::Fd | Kind::DirFd => json!(raw as i32),
             Kind::UInt | Kind::Size | Kind::Id => json!(raw),
             Kind::Offset => json!(raw as i64),
-            Kind::Path | Kind::Str => match e.capture(idx, Role::Entry).and_then(|c| c.data.as_deref()) {
-                Some(d) => json!(String::from_utf8_lossy(d)),
-                None => json!(hex_or_null(raw)),
-            },
+            Kind::Path | Kind::Str => {
+                match e.capture(idx, Role::Entry).and_then(|c| c.data.as_deref()) {
+                    Some(d) => json!(String::from_utf8_lossy(d)),
+                    None => json!(hex_or_null(raw)),
+                }
+            }
             _ => json!(self.arg_text(e, idx, kind)),
         }
     }
@@ -515,7 +592,11 @@ mod tests {
             nr,
             enter_ns: 1_000,
             args,
-            exit: Some(SyscallExit { exit_ns: 13_000, ret, is_error }),
+            exit: Some(SyscallExit {
+                exit_ns: 13_000,
+                ret,
+                is_error,
+            }),
             captures,
         })
     }
@@ -527,21 +608,59 @@ mod tests {
 
     #[test]
     fn strace_like_lines() {
-        let w = call(1, [1, 0x1000, 11, 0, 0, 0], 11, false, vec![cap(1, Role::Entry, b"hello\nworld")]);
+        let w = call(
+            1,
+            [1, 0x1000, 11, 0, 0, 0],
+            11,
+            false,
+            vec![cap(1, Role::Entry, b"hello\nworld")],
+        );
         assert_eq!(line(&w), r#"write(1, "hello\nwo"..., 11) = 11 <0.000012>"#);
-        let o = call(257, [(-100i64) as u64, 0x2000, 0o1101, 0o644, 0, 0], -2, true, vec![cap(1, Role::Entry, b"/x")]);
-        assert_eq!(line(&o), r#"openat(AT_FDCWD, "/x", O_WRONLY|O_CREAT|O_TRUNC, 0o644) = -1 ENOENT <0.000012>"#);
+        let o = call(
+            257,
+            [(-100i64) as u64, 0x2000, 0o1101, 0o644, 0, 0],
+            -2,
+            true,
+            vec![cap(1, Role::Entry, b"/x")],
+        );
+        assert_eq!(
+            line(&o),
+            r#"openat(AT_FDCWD, "/x", O_WRONLY|O_CREAT|O_TRUNC, 0o644) = -1 ENOENT <0.000012>"#
+        );
         let r = call(0, [3, 0x1000, 4096, 0, 0, 0], -512, true, vec![]);
-        assert_eq!(line(&r), "read(3, 0x1000, 4096) = ? ERESTARTSYS (to be restarted) <0.000012>");
+        assert_eq!(
+            line(&r),
+            "read(3, 0x1000, 4096) = ? ERESTARTSYS (to be restarted) <0.000012>"
+        );
         let unknown = call(100_000, [1, 0, 3, 0, 0, 0], 0, false, vec![]);
-        assert_eq!(line(&unknown), "syscall_100000(0x1, 0x0, 0x3) = 0 <0.000012>");
-        let sig = Record::Signal(SignalDelivery { seq: 1, time_ns: 0, tgid: 1, tid: 1, signo: 17, code: 1, sender: 5 });
-        assert_eq!(line(&sig), "--- SIGCHLD {si_signo=SIGCHLD, si_code=1, si_pid=5} ---");
+        assert_eq!(
+            line(&unknown),
+            "syscall_100000(0x1, 0x0, 0x3) = 0 <0.000012>"
+        );
+        let sig = Record::Signal(SignalDelivery {
+            seq: 1,
+            time_ns: 0,
+            tgid: 1,
+            tid: 1,
+            signo: 17,
+            code: 1,
+            sender: 5,
+        });
+        assert_eq!(
+            line(&sig),
+            "--- SIGCHLD {si_signo=SIGCHLD, si_code=1, si_pid=5} ---"
+        );
     }
 
     #[test]
     fn json_has_every_field() {
-        let w = call(1, [1, 0x1000, 3, 0, 0, 0], 3, false, vec![cap(1, Role::Entry, b"abc")]);
+        let w = call(
+            1,
+            [1, 0x1000, 3, 0, 0, 0],
+            3,
+            false,
+            vec![cap(1, Role::Entry, b"abc")],
+        );
         let v = Renderer::new(TextOptions::default(), ClockAnchor::default()).json(&w);
         assert_eq!(v["name"], "write");
         assert_eq!(v["args"]["fd"], 1);
