@@ -65,6 +65,8 @@ def configs(work):
         "strace": lambda cmd: ["strace", "-f", "-qq", "-o", out] + cmd,
         "strace -xx": lambda cmd: ["strace", "-f", "-qq", "-xx", "-s", "1048576", "-o", out] + cmd,
         "reanimator": lambda cmd: [REANIMATOR, "record", "--backend", "ptrace", "--force", "-o", out, "--"] + cmd,
+        # The CPU-placement lever off: the scheduler places tracer and tracees.
+        "reanimator --cpu none": lambda cmd: [REANIMATOR, "record", "--cpu", "none", "--force", "-o", out, "--"] + cmd,
     }, [out]
 
 
@@ -95,7 +97,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", default="a,b,c,d", help="workloads to run, e.g. a,b")
     ap.add_argument("--dbnum", type=int, default=200000, help="db_bench --num")
-    ap.add_argument("--configs", default="vanilla,strace,strace -xx,reanimator")
+    ap.add_argument("--configs", default="vanilla,strace,strace -xx,reanimator",
+                    help="comma-separated; also available: 'reanimator --cpu none'")
     ap.add_argument("--json", help="write all measurements here")
     ap.add_argument("--workdir", help="where workloads write (default: a temporary directory under /var/tmp)")
     args = ap.parse_args()
@@ -118,7 +121,7 @@ def main():
                 os.sync()
                 t, err = run_once(cfgs[c](cmd), stdin)
                 times[c].append(t)
-                if c == "reanimator":
+                if c.startswith("reanimator"):
                     summaries.append(err.strip().splitlines()[-1] if err.strip() else "")
                 print(f"  ({key}) round {r + 1}/{args.rounds} {c}: {t:.2f} s", file=sys.stderr, flush=True)
         med = {c: statistics.median(v) for c, v in times.items()}
