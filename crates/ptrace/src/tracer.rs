@@ -353,7 +353,7 @@ impl Tracer<'_> {
                             self.adopt_created(child as i32)?;
                         }
                     }
-                    libc::PTRACE_EVENT_EXEC => self.on_exec(pid),
+                    libc::PTRACE_EVENT_EXEC => self.on_exec(pid)?,
                     libc::PTRACE_EVENT_STOP => {
                         if matches!(
                             sig,
@@ -449,16 +449,24 @@ impl Tracer<'_> {
 
     /// `execve` succeeded. If a non-leader thread called it, that thread
     /// now has the leader's id: move its state over.
-    fn on_exec(&mut self, pid: i32) {
+    /// The old leader vanishes without an exit report; a call it was
+    /// inside is recorded unfinished.
+    fn on_exec(&mut self, pid: i32) -> Result<(), Error> {
         let Ok(former) = sys::event_msg(pid) else {
-            return;
+            return Ok(());
         };
         let former = former as i32;
         if former != pid {
             if let Some(task) = self.tasks.remove(&former) {
-                self.tasks.insert(pid, task);
+                if let Some(old) = self.tasks.insert(pid, task) {
+                    if let Some(head) = &old.pending {
+                        self.summary.unfinished += 1;
+                        self.sink.call(head, &old.captures)?;
+                    }
+                }
             }
         }
+        Ok(())
     }
 
     fn on_signal(&mut self, pid: i32, sig: i32) -> Result<(), Error> {
