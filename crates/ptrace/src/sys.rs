@@ -114,13 +114,15 @@ pub(crate) fn syscall_info(pid: i32) -> io::Result<SyscallInfo> {
     Ok(info)
 }
 
-/// `waitpid(-1, __WALL)`: the next stop or exit of any tracee. `None`
-/// means there are no children left (ECHILD).
+/// `waitpid(-1, __WALL | __WNOTHREAD)`: the next stop or exit of any
+/// tracee of this thread. `None` means there are none left (ECHILD).
+/// `__WNOTHREAD` leaves other threads' children alone, so a program using
+/// the recorder as a library can still run and reap its own commands.
 pub(crate) fn wait_any() -> io::Result<Option<(i32, i32)>> {
     let mut status = 0;
     loop {
         // SAFETY: status points to a local int.
-        let pid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL | libc::__WNOTHREAD) };
         if pid >= 0 {
             return Ok(Some((pid, status)));
         }

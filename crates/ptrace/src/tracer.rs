@@ -458,6 +458,14 @@ impl Tracer<'_> {
         let former = former as i32;
         if former != pid {
             if let Some(task) = self.tasks.remove(&former) {
+                let seq = self.seq();
+                self.write(Record::ProcessExit(ProcessExit {
+                    seq,
+                    time_ns: now_ns(),
+                    tgid: task.tgid,
+                    tid: former as u32,
+                    status: ExitStatus::Superseded { by: pid as u32 },
+                }))?;
                 if let Some(old) = self.tasks.insert(pid, task) {
                     if let Some(head) = &old.pending {
                         self.summary.unfinished += 1;

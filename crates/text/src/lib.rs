@@ -126,6 +126,9 @@ impl Renderer {
                     );
                 }
                 ExitStatus::Detached => s.push_str("+++ detached +++"),
+                ExitStatus::Superseded { by } => {
+                    let _ = write!(s, "+++ superseded by execve in {by} +++");
+                }
             },
             Record::Signal(sig) => {
                 let _ = write!(
@@ -485,6 +488,9 @@ impl Renderer {
                     ExitStatus::Killed { signal, core } => {
                         o.insert("signal".into(), json!(signal));
                         o.insert("core_dumped".into(), json!(core));
+                    }
+                    ExitStatus::Superseded { by } => {
+                        o.insert("superseded_by".into(), json!(by));
                     }
                     ExitStatus::Detached => {
                         o.insert("detached".into(), json!(true));

@@ -165,6 +165,7 @@ pub(crate) fn put_record_body(buf: &mut Vec<u8>, d: &mut Delta, r: &Record) -> u
                 ExitStatus::Exited(c) => (0u8, c, false),
                 ExitStatus::Killed { signal, core } => (1, signal, core),
                 ExitStatus::Detached => (2, 0, false),
+                ExitStatus::Superseded { by } => (3, by as i32, false),
             };
             buf.push(kind);
             put_signed(buf, value.into());
@@ -427,6 +428,7 @@ fn decode_exit(b: &mut Cursor<'_>, d: &mut Delta) -> Option<Record> {
             core,
         },
         2 => ExitStatus::Detached,
+        3 => ExitStatus::Superseded { by: value as u32 },
         _ => return None,
     };
     Some(Record::ProcessExit(ProcessExit {

@@ -300,6 +300,13 @@ pub enum ExitStatus {
     },
     /// The recorder stopped following it (detach) before it ended.
     Detached,
+    /// The thread called `execve` from outside the leader: it goes on
+    /// running the new program under the process id `by`, and this id is
+    /// gone.
+    Superseded {
+        /// The id it continues under.
+        by: u32,
+    },
 }
 
 /// A signal delivered to a traced thread.

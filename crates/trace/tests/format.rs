@@ -168,12 +168,13 @@ fn sample_records(n: usize, seed: u64) -> Vec<Record> {
                 time_ns: t,
                 tgid: 100,
                 tid,
-                status: match rng.below(3) {
+                status: match rng.below(4) {
                     0 => ExitStatus::Exited(rng.below(256) as i32),
                     1 => ExitStatus::Killed {
                         signal: 9,
                         core: rng.below(2) == 0,
                     },
+                    2 => ExitStatus::Superseded { by: 100 },
                     _ => ExitStatus::Detached,
                 },
             })
