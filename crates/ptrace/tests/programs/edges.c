@@ -1,0 +1,85 @@
+/* Edge cases of capture and process ends:
+ * - one 12 MiB write and one 12 MiB read (fill seed 41);
+ * - a write whose buffer runs into a PROT_NONE page: the kernel writes
+ *   the 100 readable bytes (fill seed 42) and returns 100;
+ * - a child killed with SIGKILL while blocked in read. */
+#include "common.h"
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <signal.h>
+
+#define BIG (12 << 20)
+
+/* Whether pid sleeps (state S) inside syscall nr. */
+static int blocked_in(long pid, long nr)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY);
+    check(fd >= 0, "open stat");
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    check(n > 0, "read stat");
+    text[n] = 0;
+    char *state = strrchr(text, ')');
+    if (state == NULL || state[1] != ' ' || state[2] != 'S')
+        return 0;
+    snprintf(path, sizeof path, "/proc/%ld/syscall", pid);
+    fd = open(path, O_RDONLY);
+    check(fd >= 0, "open syscall");
+    n = read(fd, text, sizeof text - 1);
+    close(fd);
+    check(n > 0, "read syscall");
+    text[n] = 0;
+    return strtol(text, NULL, 10) == nr;
+}
+
+int main(int argc, char **argv)
+{
+    check(argc == 2, "usage: edges DIR");
+    const char *dir = argv[1];
+    rep_open(dir);
+
+    long fd = SYS3(SYS_open, in_dir(dir, "big.dat"), O_CREAT | O_RDWR | O_TRUNC, 0644);
+    check(fd >= 0, "open big.dat");
+    rep("fd %ld", fd);
+    unsigned char *big = malloc(BIG), *back = malloc(BIG);
+    check(big && back, "malloc");
+    fill(big, BIG, 41);
+    rep("big_write %ld", SYS3(SYS_write, fd, big, BIG));
+    check(SYS3(SYS_lseek, fd, 0, SEEK_SET) == 0, "lseek");
+    rep("big_read %ld", SYS3(SYS_read, fd, back, BIG));
+    check(memcmp(big, back, BIG) == 0, "read back");
+
+    long g = SYS3(SYS_open, in_dir(dir, "guard.dat"), O_CREAT | O_RDWR | O_TRUNC, 0644);
+    check(g >= 0, "open guard.dat");
+    rep("guard_fd %ld", g);
+    unsigned char *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    check(p != MAP_FAILED, "mmap");
+    check(mprotect(p + 4096, 4096, PROT_NONE) == 0, "mprotect");
+    fill(p + 4096 - 100, 100, 42);
+    long r = SYS3(SYS_write, g, p + 4096 - 100, 200);
+    rep("guard_write %ld %d", r, r < 0 ? errno : 0);
+
+    int fds[2];
+    check(pipe(fds) == 0, "pipe");
+    pid_t child = fork();
+    check(child >= 0, "fork");
+    if (child == 0) {
+        char buf[8];
+        SYS3(SYS_read, fds[0], buf, sizeof buf);
+        _exit(1);
+    }
+    int spins = 0;
+    while (!blocked_in(child, SYS_read)) {
+        check(++spins < 20000, "child never blocked");
+        usleep(1000);
+    }
+    rep("child %d", (int)child);
+    rep("child_rd %d", fds[0]);
+    rep("kill %ld", SYS2(SYS_kill, child, SIGKILL));
+    int status = -1;
+    r = SYS4(SYS_wait4, child, &status, 0, NULL);
+    rep("wait %ld %d", r, status);
+    return 0;
+}
