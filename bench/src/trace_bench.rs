@@ -74,6 +74,10 @@ struct WriteRead {
     /// zstd level for records frames (default: the writer's).
     #[arg(long, allow_negative_numbers = true)]
     records_level: Option<i32>,
+    /// Store buffer data uncompressed, as a recorder's writer does while it
+    /// is falling behind.
+    #[arg(long)]
+    store_blobs: bool,
     /// Trace file to write (replaced if it exists).
     #[arg(short, long)]
     output: PathBuf,
@@ -279,7 +283,14 @@ fn write_events<W: std::io::Write>(
 /// Encodes `events` events of `kind` to a sink, then writes them to `path`
 /// and reads them back verifying
 /// each, and times both halves.
-fn run(path: &Path, events: u64, kind: Kind, pool: &[u8], opts: WriterOptions) -> Result<Run> {
+fn run(
+    path: &Path,
+    events: u64,
+    kind: Kind,
+    pool: &[u8],
+    opts: WriterOptions,
+    store_blobs: bool,
+) -> Result<Run> {
     let meta = TraceMeta {
         tool: "trace-bench".into(),
         ..TraceMeta::default()
@@ -288,7 +299,11 @@ fn run(path: &Path, events: u64, kind: Kind, pool: &[u8], opts: WriterOptions) -
 
     let start = Instant::now();
     write_events(
-        Writer::new(std::io::sink(), &meta, opts.clone())?,
+        {
+            let mut w = Writer::new(std::io::sink(), &meta, opts.clone())?;
+            w.set_compress_blobs(!store_blobs);
+            w
+        },
         events,
         kind,
         pool,
@@ -296,7 +311,8 @@ fn run(path: &Path, events: u64, kind: Kind, pool: &[u8], opts: WriterOptions) -
     let encode_secs = start.elapsed().as_secs_f64();
 
     let start = Instant::now();
-    let w = Writer::create(path, &meta, opts).with_context(|| format!("{}", path.display()))?;
+    let mut w = Writer::create(path, &meta, opts).with_context(|| format!("{}", path.display()))?;
+    w.set_compress_blobs(!store_blobs);
     write_events(w, events, kind, pool)?;
     let write_secs = start.elapsed().as_secs_f64();
     let trace_bytes = fs::metadata(path)?.len();
@@ -352,7 +368,7 @@ fn write_read(a: &WriteRead) -> Result<()> {
         opts.records_level = l;
     }
     let levels = (opts.records_level, opts.blobs_level);
-    let r = run(&a.output, a.events, a.kind, &pool, opts)?;
+    let r = run(&a.output, a.events, a.kind, &pool, opts, a.store_blobs)?;
     let mb = |bytes: u64, secs: f64| bytes as f64 / 1e6 / secs;
     let ratio = if r.payload_bytes > 0 {
         r.payload_bytes as f64 / r.trace_bytes as f64
@@ -384,6 +400,7 @@ fn write_read(a: &WriteRead) -> Result<()> {
         "kind": kind,
         "events": r.events,
         "zstd_levels": { "records": levels.0, "blobs": levels.1 },
+        "blobs_stored_raw": a.store_blobs,
         "encode_events_per_s": r.events as f64 / r.encode_secs,
         "encode_buffer_mb_per_s": mb(r.payload_bytes, r.encode_secs),
         "write_events_per_s": r.events as f64 / r.write_secs,
@@ -411,7 +428,7 @@ fn rss(events: u64, limit_mib: u64, output: Option<PathBuf>) -> Result<()> {
         overwrite: true,
         ..WriterOptions::default()
     };
-    let result = run(&path, events, Kind::Meta, &[], opts);
+    let result = run(&path, events, Kind::Meta, &[], opts, false);
     if temporary {
         let _ = fs::remove_file(&path);
     }

@@ -9,6 +9,7 @@
 
 use std::io::Write;
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use reanimator_trace::{CaptureHead, Record, SyscallHead, Writer};
@@ -22,6 +23,10 @@ const BATCH_BYTES: usize = 1 << 20;
 const BATCH_ITEMS: usize = 4096;
 /// Batches in flight: bounds the memory between tracer and writer.
 const IN_FLIGHT: usize = 16;
+/// Queued batches at which the writer stops compressing buffer data (it
+/// is falling behind), and at or below which it compresses again.
+const STORE_ABOVE: usize = IN_FLIGHT / 2;
+const COMPRESS_AT: usize = 1;
 
 /// One event in a batch, in the order the tracer produced it.
 enum Item {
@@ -56,13 +61,14 @@ enum Msg {
 }
 
 /// The tracer's end.
-pub(crate) struct Sink {
+pub(crate) struct Sink<'q> {
+    queued: &'q AtomicUsize,
     tx: Option<SyncSender<Msg>>,
     spare: Receiver<Batch>,
     current: Batch,
 }
 
-impl Sink {
+impl Sink<'_> {
     /// Appends a system call with its captures.
     pub(crate) fn call(&mut self, head: &SyscallHead, captures: &Captures) -> Result<(), Error> {
         let b = &mut self.current;
@@ -101,6 +107,7 @@ impl Sink {
         }
         let next = self.spare.try_recv().unwrap_or_default();
         let full = std::mem::replace(&mut self.current, next);
+        self.queued.fetch_add(1, Ordering::Relaxed);
         self.tx()
             .send(Msg::Batch(full))
             .map_err(|_| Error::WriterStopped)
@@ -123,13 +130,15 @@ impl Sink {
 /// the process's full CPU set even if the tracer then pins itself.
 pub(crate) fn with_writer_thread<W, T>(
     writer: &mut Writer<W>,
-    tracer: impl FnOnce(&mut Sink) -> Result<T, Error>,
+    tracer: impl FnOnce(&mut Sink<'_>) -> Result<T, Error>,
 ) -> Result<T, Error>
 where
     W: Write + Send,
 {
     let (tx, rx) = sync_channel::<Msg>(IN_FLIGHT);
     let (back_tx, back_rx) = sync_channel::<Batch>(IN_FLIGHT);
+    let queued = AtomicUsize::new(0);
+    let queued = &queued;
     std::thread::scope(|scope| {
         let handle = std::thread::Builder::new()
             .name("trace-writer".into())
@@ -138,6 +147,13 @@ where
                 for msg in rx {
                     match msg {
                         Msg::Batch(mut batch) => {
+                            // Falling behind: store buffers raw until the
+                            // queue drains, rather than slow the tracees.
+                            match queued.fetch_sub(1, Ordering::Relaxed) {
+                                n if n > STORE_ABOVE => writer.set_compress_blobs(false),
+                                n if n <= COMPRESS_AT => writer.set_compress_blobs(true),
+                                _ => {}
+                            }
                             write_batch(writer, &batch)?;
                             batch.clear();
                             let _ = back_tx.try_send(batch);
@@ -149,6 +165,7 @@ where
             })
             .map_err(Error::Spawn)?;
         let mut sink = Sink {
+            queued,
             tx: Some(tx),
             spare: back_rx,
             current: Batch::default(),

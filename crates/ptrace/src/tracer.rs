@@ -103,8 +103,8 @@ struct Task {
 }
 
 /// The recorder's state for one run.
-struct Tracer<'s> {
-    sink: &'s mut Sink,
+struct Tracer<'s, 'q> {
+    sink: &'s mut Sink<'q>,
     policy: DataPolicy,
     tasks: HashMap<i32, Task>,
     next_seq: u64,
@@ -136,7 +136,7 @@ fn trace(
     target: &Target,
     policy: DataPolicy,
     pin_cpu: Option<usize>,
-    sink: &mut Sink,
+    sink: &mut Sink<'_>,
 ) -> Result<RecordSummary, Error> {
     if let Some(cpu) = pin_cpu {
         pin(cpu);
@@ -196,7 +196,7 @@ fn unpin(tid: i32) {
     }
 }
 
-impl Tracer<'_> {
+impl Tracer<'_, '_> {
     fn seq(&mut self) -> u64 {
         let s = self.next_seq;
         self.next_seq += 1;

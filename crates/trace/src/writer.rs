@@ -113,6 +113,7 @@ pub struct Writer<W: Write> {
     dedup: DedupIndex,
     zrecords: zstd::bulk::Compressor<'static>,
     zblobs: zstd::bulk::Compressor<'static>,
+    compress_blobs: bool,
     frame: Vec<u8>,
     summary: EndSummary,
     bytes_written: u64,
@@ -171,6 +172,7 @@ impl<W: Write> Writer<W> {
             dedup: DedupIndex::default(),
             zrecords,
             zblobs,
+            compress_blobs: true,
             frame: Vec::new(),
             summary: EndSummary::default(),
             bytes_written: frame::FILE_HEADER_LEN as u64,
@@ -301,7 +303,8 @@ impl<W: Write> Writer<W> {
         let mut count = Vec::with_capacity(5);
         put(&mut count, self.blobs.count.into());
         let pieces = [&count[..], &self.blobs.directory, &self.blobs.data];
-        let codec = pack(Some(&mut self.zblobs), &mut self.frame, &pieces)?;
+        let z = self.compress_blobs.then_some(&mut self.zblobs);
+        let codec = pack(z, &mut self.frame, &pieces)?;
         let raw_len = pieces.iter().map(|p| p.len()).sum();
         let frames = self.blobs.count;
         self.blobs.directory.clear();
@@ -394,6 +397,14 @@ impl<W: Write> Writer<W> {
         let mut out = self.out.take().expect("writer output present until finish");
         out.flush()?;
         Ok((out, std::mem::take(&mut self.summary)))
+    }
+
+    /// Stores buffer data uncompressed (`false`) or compressed (`true`,
+    /// the default) from the next blob frame on. A recorder whose writer
+    /// falls behind switches compression off rather than slow the traced
+    /// program; readers see a per-frame codec either way.
+    pub fn set_compress_blobs(&mut self, on: bool) {
+        self.compress_blobs = on;
     }
 
     /// Totals so far.

@@ -698,3 +698,30 @@ fn write_fuzz_seeds() {
         write_trace(&path, &records, opts);
     }
 }
+
+#[test]
+fn blob_compression_can_be_switched_off_and_on_mid_trace() {
+    let (_d, path) = temp();
+    let records = sample_records(400, 11);
+    let mut w = Writer::create(&path, &TraceMeta::default(), small_frames()).unwrap();
+    for (i, r) in records.iter().enumerate() {
+        // Off for the middle third, as a recorder whose writer falls behind.
+        w.set_compress_blobs(!(records.len() / 3..2 * records.len() / 3).contains(&i));
+        w.write(r).unwrap();
+    }
+    w.finish().unwrap();
+    let (back, err) = read_all(&path, true);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(back, records);
+    // Both codecs appear among the blob frames.
+    let bytes = std::fs::read(&path).unwrap();
+    let codecs: std::collections::BTreeSet<u8> = frame_offsets(&bytes)
+        .into_iter()
+        .map(|at| {
+            FrameHeader::decode(&bytes[at..at + FRAME_HEADER_LEN].try_into().unwrap()).unwrap()
+        })
+        .filter(|h| h.kind == FrameKind::Blobs)
+        .map(|h| h.codec)
+        .collect();
+    assert_eq!(codecs.len(), 2, "raw and zstd blob frames: {codecs:?}");
+}
