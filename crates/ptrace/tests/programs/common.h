@@ -24,19 +24,19 @@
 static int rep_fd = -1;
 
 /* Stops the program with status 99 and a message on stderr. */
-static void fail(const char *what)
+static inline void fail(const char *what)
 {
     dprintf(2, "test program failed: %s: %s\n", what, strerror(errno));
     _exit(99);
 }
 
-static void check(int ok, const char *what)
+static inline void check(int ok, const char *what)
 {
     if (!ok)
         fail(what);
 }
 
-static void rep(const char *fmt, ...)
+static inline void rep(const char *fmt, ...)
 {
     char line[1024];
     va_list ap;
@@ -49,7 +49,7 @@ static void rep(const char *fmt, ...)
 }
 
 /* "key HEX" with the bytes of p in hex ("-" for none). */
-static void rep_hex(const char *key, const void *p, size_t n)
+static inline void rep_hex(const char *key, const void *p, size_t n)
 {
     static const char digits[] = "0123456789abcdef";
     size_t klen = strlen(key);
@@ -70,7 +70,7 @@ static void rep_hex(const char *key, const void *p, size_t n)
 }
 
 /* Opens DIR/report and announces its descriptor. */
-static void rep_open(const char *dir)
+static inline void rep_open(const char *dir)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/report", dir);
@@ -81,7 +81,7 @@ static void rep_open(const char *dir)
 
 /* A deterministic pattern: xorshift32 from a seed, one byte per step.
  * The tests compute the same bytes. */
-static void fill(unsigned char *buf, size_t n, unsigned seed)
+static inline void fill(unsigned char *buf, size_t n, unsigned seed)
 {
     unsigned x = seed * 2654435761u + 1;
     if (x == 0)
@@ -95,13 +95,38 @@ static void fill(unsigned char *buf, size_t n, unsigned seed)
 }
 
 /* "DIR/name" in a static buffer (one of four, so a call may use several). */
-static const char *in_dir(const char *dir, const char *name)
+static inline const char *in_dir(const char *dir, const char *name)
 {
     static char bufs[4][4096];
     static int next;
     char *b = bufs[next++ % 4];
     snprintf(b, 4096, "%s/%s", dir, name);
     return b;
+}
+
+/* Whether task id (a process or a thread) sleeps (state S) inside system
+ * call nr, from /proc: how programs wait for another task to block. */
+static inline int blocked_in(long id, long nr)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", id);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    check(fd >= 0, "open stat");
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    check(n > 0, "read stat");
+    text[n] = 0;
+    char *state = strrchr(text, ')');
+    if (state == NULL || state[1] != ' ' || state[2] != 'S')
+        return 0;
+    snprintf(path, sizeof path, "/proc/%ld/syscall", id);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    check(fd >= 0, "open syscall");
+    n = read(fd, text, sizeof text - 1);
+    close(fd);
+    check(n > 0, "read syscall");
+    text[n] = 0;
+    return strtol(text, NULL, 10) == nr;
 }
 
 /* syscall(2) with every argument widened to long. */

@@ -10,30 +10,6 @@
 
 #define BIG (12 << 20)
 
-/* Whether pid sleeps (state S) inside syscall nr. */
-static int blocked_in(long pid, long nr)
-{
-    char path[64], text[512];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    int fd = open(path, O_RDONLY);
-    check(fd >= 0, "open stat");
-    ssize_t n = read(fd, text, sizeof text - 1);
-    close(fd);
-    check(n > 0, "read stat");
-    text[n] = 0;
-    char *state = strrchr(text, ')');
-    if (state == NULL || state[1] != ' ' || state[2] != 'S')
-        return 0;
-    snprintf(path, sizeof path, "/proc/%ld/syscall", pid);
-    fd = open(path, O_RDONLY);
-    check(fd >= 0, "open syscall");
-    n = read(fd, text, sizeof text - 1);
-    close(fd);
-    check(n > 0, "read syscall");
-    text[n] = 0;
-    return strtol(text, NULL, 10) == nr;
-}
-
 int main(int argc, char **argv)
 {
     check(argc == 2, "usage: edges DIR");
