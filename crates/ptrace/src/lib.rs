@@ -171,6 +171,11 @@ impl std::error::Error for Error {}
 /// processes, which are then detached and left running). `pin_cpu` keeps
 /// the tracer, and a spawned command, on one CPU. The caller finishes the
 /// writer.
+///
+/// A recording owns process-wide state while it runs (the handlers of
+/// SIGINT, SIGQUIT, SIGTERM and SIGALRM, a real-time interval timer, and
+/// the calling thread's CPU affinity), restored when it returns: run one
+/// recording at a time per process.
 pub fn record<W: Write + Send>(
     target: &Target,
     data: DataPolicy,

@@ -138,6 +138,7 @@ fn trace(
     pin_cpu: Option<usize>,
     sink: &mut Sink<'_>,
 ) -> Result<RecordSummary, Error> {
+    let _restore = SavedState::save();
     if let Some(cpu) = pin_cpu {
         pin(cpu);
     }
@@ -170,6 +171,54 @@ fn trace(
     t.summary.captures = t.counts;
     t.summary.duration = started.elapsed();
     Ok(t.summary)
+}
+
+/// Signal dispositions and CPU affinity a recording changes, put back
+/// when it ends, so a program using the recorder as a library keeps its
+/// Ctrl-C and its CPUs. (The flush timer is disarmed by the loop itself.)
+struct SavedState {
+    actions: Vec<(libc::c_int, libc::sigaction)>,
+    affinity: Option<libc::cpu_set_t>,
+}
+
+impl SavedState {
+    const SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGALRM];
+
+    fn save() -> SavedState {
+        // SAFETY: sigaction with a null new action only reads the current
+        // one into our zeroed struct; sched_getaffinity fills our set.
+        unsafe {
+            let actions = Self::SIGNALS
+                .iter()
+                .map(|&sig| {
+                    let mut old: libc::sigaction = std::mem::zeroed();
+                    libc::sigaction(sig, std::ptr::null(), &mut old);
+                    (sig, old)
+                })
+                .collect();
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            let ok =
+                libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0;
+            SavedState {
+                actions,
+                affinity: ok.then_some(set),
+            }
+        }
+    }
+}
+
+impl Drop for SavedState {
+    fn drop(&mut self) {
+        // SAFETY: restoring values read by `save`.
+        unsafe {
+            for (sig, old) in &self.actions {
+                libc::sigaction(*sig, old, std::ptr::null_mut());
+            }
+            if let Some(set) = &self.affinity {
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set);
+            }
+        }
+    }
 }
 
 /// Keeps the tracer (and, through inheritance, a spawned command) on one
