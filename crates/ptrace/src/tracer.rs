@@ -527,14 +527,7 @@ impl Tracer<'_, '_> {
         let former = former as i32;
         if former != pid {
             if let Some(task) = self.tasks.remove(&former) {
-                let seq = self.seq();
-                self.write(Record::ProcessExit(ProcessExit {
-                    seq,
-                    time_ns: now_ns(),
-                    tgid: task.tgid,
-                    tid: former as u32,
-                    status: ExitStatus::Superseded { by: pid as u32 },
-                }))?;
+                self.write_end(task.tgid, former, ExitStatus::Superseded { by: pid as u32 })?;
                 if let Some(old) = self.tasks.insert(pid, task) {
                     if let Some(head) = &old.pending {
                         self.summary.unfinished += 1;
@@ -594,13 +587,18 @@ impl Tracer<'_, '_> {
         if self.root == Some(pid) {
             self.root_status = Some(how);
         }
+        self.write_end(task.tgid, pid, how)
+    }
+
+    /// Records the end of task `tid`.
+    fn write_end(&mut self, tgid: u32, tid: i32, status: ExitStatus) -> Result<(), Error> {
         let seq = self.seq();
         self.write(Record::ProcessExit(ProcessExit {
             seq,
             time_ns: now_ns(),
-            tgid: task.tgid,
-            tid: pid as u32,
-            status: how,
+            tgid,
+            tid: tid as u32,
+            status,
         }))
     }
 
@@ -626,14 +624,7 @@ impl Tracer<'_, '_> {
                 self.summary.unfinished += 1;
                 let _ = self.sink.call(head, &task.captures);
             }
-            let seq = self.seq();
-            let _ = self.write(Record::ProcessExit(ProcessExit {
-                seq,
-                time_ns: now_ns(),
-                tgid: task.tgid,
-                tid: pid as u32,
-                status: ExitStatus::Detached,
-            }));
+            let _ = self.write_end(task.tgid, pid, ExitStatus::Detached);
         }
     }
 }
