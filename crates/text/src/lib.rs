@@ -20,7 +20,7 @@ use std::fmt::Write;
 
 use reanimator_catalogue::{self as catalogue, Dir, Kind, Ret, StructType, Syscall};
 use reanimator_trace::{
-    Capture, CaptureStatus, ClockAnchor, ExitStatus, Record, Role, StartCause, SyscallEvent,
+    Capture, CaptureStatus, ClockAnchor, ContentNote, FileKind, PathPhase, ExitStatus, Record, Role, StartCause, SyscallEvent,
 };
 use serde_json::{json, Map, Value};
 
@@ -142,6 +142,46 @@ impl Renderer {
             }
             Record::Loss(l) => {
                 let _ = write!(s, "!!! LOST {} events: {} !!!", l.count, l.reason);
+            }
+            Record::PathState(p) => {
+                let phase = match p.phase {
+                    PathPhase::Before => "before",
+                    PathPhase::After => "after",
+                };
+                let _ = write!(
+                    s,
+                    "*** path {phase} {}: {}",
+                    self.quote(&p.path, p.path.len() as u64),
+                    p.kind.name()
+                );
+                if p.kind != FileKind::Absent {
+                    let _ = write!(s, " mode {:04o} uid {} gid {} size {}", p.mode, p.uid, p.gid, p.size);
+                }
+                if p.kind == FileKind::Symlink {
+                    let _ = write!(s, " -> {}", self.quote(&p.target, p.target.len() as u64));
+                }
+                if !p.xattrs.is_empty() {
+                    let _ = write!(s, ", {} xattrs", p.xattrs.len());
+                }
+                if let Some(h) = p.hash {
+                    let _ = write!(s, " xxh3 {h:032x}");
+                }
+                match p.content {
+                    ContentNote::Complete => s.push_str(", contents follow"),
+                    ContentNote::Skipped => s.push_str(", contents not captured"),
+                    ContentNote::Unreadable => s.push_str(", contents unreadable"),
+                    ContentNote::None => {}
+                }
+                s.push_str(" ***");
+            }
+            Record::PathData(d) => {
+                let _ = write!(
+                    s,
+                    "*** path data {} @{}: {} bytes ***",
+                    self.quote(&d.path, d.path.len() as u64),
+                    d.offset,
+                    d.data.captured
+                );
             }
         }
         s
@@ -508,6 +548,47 @@ impl Renderer {
                 o.insert("type".into(), json!("loss"));
                 o.insert("count".into(), json!(l.count));
                 o.insert("reason".into(), json!(l.reason));
+            }
+            Record::PathState(p) => {
+                let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+                o.insert("type".into(), json!("path_state"));
+                o.insert(
+                    "phase".into(),
+                    json!(match p.phase {
+                        PathPhase::Before => "before",
+                        PathPhase::After => "after",
+                    }),
+                );
+                o.insert("path".into(), json!(s(&p.path)));
+                o.insert("kind".into(), json!(p.kind.name()));
+                o.insert("mode".into(), json!(p.mode));
+                o.insert("uid".into(), json!(p.uid));
+                o.insert("gid".into(), json!(p.gid));
+                o.insert("size".into(), json!(p.size));
+                o.insert("target".into(), json!(s(&p.target)));
+                let xattrs: Vec<Value> = p
+                    .xattrs
+                    .iter()
+                    .map(|(n, v)| json!({"name": s(n), "value_hex": hex(v)}))
+                    .collect();
+                o.insert("xattrs".into(), Value::Array(xattrs));
+                o.insert("xxh3".into(), json!(p.hash.map(|h| format!("{h:032x}"))));
+                o.insert(
+                    "content".into(),
+                    json!(match p.content {
+                        ContentNote::None => "none",
+                        ContentNote::Complete => "complete",
+                        ContentNote::Skipped => "skipped",
+                        ContentNote::Unreadable => "unreadable",
+                    }),
+                );
+            }
+            Record::PathData(d) => {
+                o.insert("type".into(), json!("path_data"));
+                o.insert("path".into(), json!(String::from_utf8_lossy(&d.path)));
+                o.insert("offset".into(), json!(d.offset));
+                o.insert("len".into(), json!(d.data.captured));
+                o.insert("data_hex".into(), json!(d.data.data.as_deref().map(hex)));
             }
         }
         Value::Object(o)

@@ -15,6 +15,8 @@ pub(crate) const TAG_PROCESS_START: u8 = 2;
 pub(crate) const TAG_PROCESS_EXIT: u8 = 3;
 pub(crate) const TAG_SIGNAL: u8 = 4;
 pub(crate) const TAG_LOSS: u8 = 5;
+pub(crate) const TAG_PATH_STATE: u8 = 6;
+pub(crate) const TAG_PATH_DATA: u8 = 7;
 
 pub(crate) const SYSCALL_HAS_EXIT: u8 = 1;
 pub(crate) const SYSCALL_IS_ERROR: u8 = 2;
@@ -126,7 +128,37 @@ pub struct CaptureHead {
 
 pub(crate) fn put_record_body(buf: &mut Vec<u8>, d: &mut Delta, r: &Record) -> u8 {
     match r {
-        Record::Syscall(_) => unreachable!("syscalls are encoded by the writer"),
+        Record::Syscall(_) | Record::PathData(_) => {
+            unreachable!("records with buffers are encoded by the writer")
+        }
+        Record::PathState(p) => {
+            d.put_seq_time(buf, p.seq, p.time_ns);
+            buf.push(match p.phase {
+                PathPhase::Before => 0,
+                PathPhase::After => 1,
+            });
+            put_bytes(buf, &p.path);
+            buf.push(p.kind.code());
+            for v in [p.mode, p.uid, p.gid] {
+                put(buf, v.into());
+            }
+            put(buf, p.size);
+            put_bytes(buf, &p.target);
+            put(buf, p.xattrs.len() as u64);
+            for (name, value) in &p.xattrs {
+                put_bytes(buf, name);
+                put_bytes(buf, value);
+            }
+            match p.hash {
+                Some(h) => {
+                    buf.push(1);
+                    buf.extend_from_slice(&h.to_le_bytes());
+                }
+                None => buf.push(0),
+            }
+            buf.push(p.content.code());
+            TAG_PATH_STATE
+        }
         Record::ProcessStart(p) => {
             d.put_seq_time(buf, p.seq, p.time_ns);
             for v in [p.tgid, p.tid, p.ppid] {
@@ -219,6 +251,8 @@ pub(crate) fn next_record(
             TAG_PROCESS_EXIT => decode_exit(&mut b, d),
             TAG_SIGNAL => decode_signal(&mut b, d),
             TAG_LOSS => decode_loss(&mut b, d),
+            TAG_PATH_STATE => decode_path_state(&mut b, d),
+            TAG_PATH_DATA => decode_path_data(&mut b, d, resolve)?,
             _ => {
                 *skipped += 1;
                 continue;
@@ -462,6 +496,85 @@ fn decode_loss(b: &mut Cursor<'_>, d: &mut Delta) -> Option<Record> {
         tid: b.get_u32()?,
         count: b.get()?,
         reason: String::from_utf8_lossy(b.bytes()?).into_owned(),
+    }))
+}
+
+/// Encodes the head of a path-data record (everything before its capture).
+pub(crate) fn put_path_data_head(
+    buf: &mut Vec<u8>,
+    d: &mut Delta,
+    seq: u64,
+    time_ns: u64,
+    path: &[u8],
+    offset: u64,
+) {
+    d.put_seq_time(buf, seq, time_ns);
+    put_bytes(buf, path);
+    put(buf, offset);
+}
+
+fn decode_path_state(b: &mut Cursor<'_>, d: &mut Delta) -> Option<Record> {
+    let (seq, time_ns) = d.get_seq_time(b)?;
+    let phase = match b.u8()? {
+        0 => PathPhase::Before,
+        1 => PathPhase::After,
+        _ => return None,
+    };
+    let path = b.bytes()?.to_vec();
+    let kind = FileKind::from_code(b.u8()?)?;
+    let mode = b.get_u32()?;
+    let uid = b.get_u32()?;
+    let gid = b.get_u32()?;
+    let size = b.get()?;
+    let target = b.bytes()?.to_vec();
+    let n = b.get()?;
+    let mut xattrs = Vec::with_capacity(n.min(64) as usize);
+    for _ in 0..n {
+        xattrs.push((b.bytes()?.to_vec(), b.bytes()?.to_vec()));
+    }
+    let hash = match b.u8()? {
+        0 => None,
+        1 => Some(u128::from_le_bytes(b.take(16)?.try_into().ok()?)),
+        _ => return None,
+    };
+    let content = ContentNote::from_code(b.u8()?)?;
+    Some(Record::PathState(PathState {
+        seq,
+        time_ns,
+        phase,
+        path,
+        kind,
+        mode,
+        uid,
+        gid,
+        size,
+        target,
+        xattrs,
+        hash,
+        content,
+    }))
+}
+
+fn decode_path_data(
+    b: &mut Cursor<'_>,
+    d: &mut Delta,
+    resolve: &mut Resolve<'_>,
+) -> Result<Option<Record>> {
+    let head = (|| {
+        let (seq, time_ns) = d.get_seq_time(b)?;
+        Some((seq, time_ns, b.bytes()?.to_vec(), b.get()?))
+    })();
+    let Some((seq, time_ns, path, offset)) = head else {
+        return Ok(None);
+    };
+    Ok(decode_capture(b, resolve)?.map(|data| {
+        Record::PathData(PathData {
+            seq,
+            time_ns,
+            path,
+            offset,
+            data,
+        })
     }))
 }
 

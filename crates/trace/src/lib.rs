@@ -16,7 +16,8 @@ specification is docs/FORMAT.md.
   for recorders.
 - [`Reader`]: streams records back in one pass with bounded memory.
 - [`Record`]: what a trace holds ([`SyscallEvent`], [`ProcessStart`],
-  [`ProcessExit`], [`SignalDelivery`], [`Loss`]).
+  [`ProcessExit`], [`SignalDelivery`], [`Loss`], and the file-system states
+  replay needs: [`PathState`], [`PathData`]).
 - [`recover()`]: salvages an unfinished or damaged trace.
 
 # Example
@@ -66,4 +67,4 @@ pub use writer::{SyscallWriter, Writer, WriterOptions};
 pub const FORMAT_MAJOR: u16 = 1;
 /// Minor format version: later minors only add skippable frames, record
 /// tags and trailing fields, so every 1.x reader reads every 1.y file.
-pub const FORMAT_MINOR: u16 = 0;
+pub const FORMAT_MINOR: u16 = 1;

@@ -18,6 +18,12 @@ pub enum Record {
     Signal(SignalDelivery),
     /// Events the recorder could not capture: an explicit gap.
     Loss(Loss),
+    /// What a path looked like: before the trace first touched it (the
+    /// initial state replay prepares) or when recording ended (the manifest
+    /// replay checks).
+    PathState(PathState),
+    /// A piece of a path's contents before the trace first touched it.
+    PathData(PathData),
 }
 
 impl Record {
@@ -29,6 +35,8 @@ impl Record {
             Record::ProcessExit(p) => p.seq,
             Record::Signal(s) => s.seq,
             Record::Loss(l) => l.seq,
+            Record::PathState(p) => p.seq,
+            Record::PathData(d) => d.seq,
         }
     }
 
@@ -41,6 +49,8 @@ impl Record {
             Record::ProcessExit(p) => p.time_ns,
             Record::Signal(s) => s.time_ns,
             Record::Loss(l) => l.time_ns,
+            Record::PathState(p) => p.time_ns,
+            Record::PathData(d) => d.time_ns,
         }
     }
 
@@ -52,6 +62,7 @@ impl Record {
             Record::ProcessExit(p) => p.tid,
             Record::Signal(s) => s.tid,
             Record::Loss(l) => l.tid,
+            Record::PathState(_) | Record::PathData(_) => 0,
         }
     }
 
@@ -63,6 +74,7 @@ impl Record {
             Record::ProcessExit(p) => p.tgid,
             Record::Signal(s) => s.tgid,
             Record::Loss(l) => l.tgid,
+            Record::PathState(_) | Record::PathData(_) => 0,
         }
     }
 }
@@ -344,4 +356,151 @@ pub struct Loss {
     pub count: u64,
     /// Why, in words.
     pub reason: String,
+}
+
+/// When a [`PathState`] was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathPhase {
+    /// Just before the first system call that named the path: the state
+    /// replay recreates before it starts.
+    Before,
+    /// When recording ended: the manifest replay compares its result with.
+    After,
+}
+
+/// What kind of object a path names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// Nothing: the path did not exist.
+    Absent,
+    /// A regular file.
+    Regular,
+    /// A directory.
+    Directory,
+    /// A symbolic link.
+    Symlink,
+    /// A named pipe.
+    Fifo,
+    /// A Unix socket.
+    Socket,
+    /// A character device.
+    CharDevice,
+    /// A block device.
+    BlockDevice,
+}
+
+impl FileKind {
+    pub(crate) fn code(self) -> u8 {
+        self as u8
+    }
+
+    pub(crate) fn from_code(c: u8) -> Option<Self> {
+        use FileKind::*;
+        [
+            Absent,
+            Regular,
+            Directory,
+            Symlink,
+            Fifo,
+            Socket,
+            CharDevice,
+            BlockDevice,
+        ]
+        .get(usize::from(c))
+        .copied()
+    }
+
+    /// A short name for text output.
+    pub fn name(self) -> &'static str {
+        match self {
+            FileKind::Absent => "absent",
+            FileKind::Regular => "file",
+            FileKind::Directory => "dir",
+            FileKind::Symlink => "symlink",
+            FileKind::Fifo => "fifo",
+            FileKind::Socket => "socket",
+            FileKind::CharDevice => "chardev",
+            FileKind::BlockDevice => "blockdev",
+        }
+    }
+}
+
+/// Whether the contents of a [`PathPhase::Before`] regular file follow in
+/// [`PathData`] records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContentNote {
+    /// Not a regular file, or an `After` state: nothing to say.
+    None,
+    /// Every byte follows in `PathData` records.
+    Complete,
+    /// Not captured by policy (`--snapshot meta`, or the first call
+    /// truncated the file anyway).
+    Skipped,
+    /// The file could not be read.
+    Unreadable,
+}
+
+impl ContentNote {
+    pub(crate) fn code(self) -> u8 {
+        self as u8
+    }
+
+    pub(crate) fn from_code(c: u8) -> Option<Self> {
+        use ContentNote::*;
+        [None, Complete, Skipped, Unreadable]
+            .get(usize::from(c))
+            .copied()
+    }
+}
+
+/// The state of one path on the recording machine, as `lstat` and friends
+/// saw it. Times are deliberately absent: replay never compares them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathState {
+    /// Global sequence id (`Before` states sort before the call that
+    /// touched the path).
+    pub seq: u64,
+    /// When it was taken, ns of `CLOCK_MONOTONIC`.
+    pub time_ns: u64,
+    /// Before the first touch, or at the end of recording.
+    pub phase: PathPhase,
+    /// The absolute path, as the trace's calls name it (joined with the
+    /// working or directory descriptor's path, `.` removed, `..` and
+    /// symbolic links left for resolution).
+    pub path: Vec<u8>,
+    /// What it is.
+    pub kind: FileKind,
+    /// Permission bits (`st_mode & 07777`).
+    pub mode: u32,
+    /// Owner.
+    pub uid: u32,
+    /// Group.
+    pub gid: u32,
+    /// Size in bytes (`st_size`).
+    pub size: u64,
+    /// The target of a symbolic link.
+    pub target: Vec<u8>,
+    /// Extended attributes, sorted by name.
+    pub xattrs: Vec<(Vec<u8>, Vec<u8>)>,
+    /// xxh3-128 of a regular file's contents (`After` states).
+    pub hash: Option<u128>,
+    /// Whether `PathData` records with the contents follow (`Before`).
+    pub content: ContentNote,
+}
+
+/// Up to 1 MiB of a file's contents as they were before the trace first
+/// touched it. Replay writes `data` at `offset` of `path` while preparing
+/// its root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathData {
+    /// Global sequence id (that of its [`PathState`]).
+    pub seq: u64,
+    /// When it was read, ns of `CLOCK_MONOTONIC`.
+    pub time_ns: u64,
+    /// The file.
+    pub path: Vec<u8>,
+    /// Where the piece starts in the file.
+    pub offset: u64,
+    /// The bytes, stored like any captured buffer (`arg` 0, role entry).
+    pub data: Capture,
 }

@@ -190,6 +190,34 @@ impl<W: Write> Writer<W> {
     pub fn write(&mut self, record: &Record) -> Result<()> {
         match record {
             Record::Syscall(e) => self.write_syscall(e),
+            Record::PathData(p) => {
+                self.body.clear();
+                self.caps.clear();
+                codec::put_path_data_head(
+                    &mut self.body,
+                    &mut self.delta,
+                    p.seq,
+                    p.time_ns,
+                    &p.path,
+                    p.offset,
+                );
+                let c = &p.data;
+                let head = CaptureHead {
+                    arg: c.arg,
+                    role: c.role,
+                    elem: c.elem,
+                    status: c.status,
+                    len: c.len,
+                };
+                match &c.data {
+                    Some(d) => self.put_capture(&head, d)?,
+                    None => self.put_capture_without_data(&head, c.captured),
+                }
+                let caps = std::mem::take(&mut self.caps);
+                self.body.extend_from_slice(&caps);
+                self.caps = caps;
+                self.push_record(codec::TAG_PATH_DATA)
+            }
             other => {
                 self.body.clear();
                 let tag = codec::put_record_body(&mut self.body, &mut self.delta, other);
@@ -201,7 +229,8 @@ impl<W: Write> Writer<W> {
                         self.summary.losses += 1;
                         self.summary.lost_events += l.count;
                     }
-                    Record::Syscall(_) => unreachable!(),
+                    Record::PathState(_) => {}
+                    Record::Syscall(_) | Record::PathData(_) => unreachable!(),
                 }
                 self.push_record(tag)
             }
@@ -242,6 +271,37 @@ impl<W: Write> Writer<W> {
         self.caps.clear();
         put_syscall_head(&mut self.body, &mut self.delta, head);
         SyscallWriter { w: self, count: 0 }
+    }
+
+    /// Appends a capture and its storage (inline or blob chunks) to
+    /// `self.caps`.
+    fn put_capture(&mut self, head: &CaptureHead, bytes: &[u8]) -> Result<()> {
+        put_capture_head(&mut self.caps, head);
+        self.summary.captured_bytes += bytes.len() as u64;
+        if bytes.len() <= self.opts.inline_max {
+            self.caps.push(codec::STORE_INLINE);
+            put_bytes(&mut self.caps, bytes);
+        } else {
+            let chunk = self.opts.chunk_bytes.max(1);
+            let mut refs = Vec::with_capacity(bytes.len().div_ceil(chunk));
+            for piece in bytes.chunks(chunk) {
+                refs.push(self.store_blob(piece)?);
+            }
+            self.caps.push(codec::STORE_CHUNKS);
+            put(&mut self.caps, bytes.len() as u64);
+            put(&mut self.caps, refs.len() as u64);
+            for r in refs {
+                put(&mut self.caps, r.frame);
+                put(&mut self.caps, r.index.into());
+            }
+        }
+        Ok(())
+    }
+
+    fn put_capture_without_data(&mut self, head: &CaptureHead, captured: u64) {
+        put_capture_head(&mut self.caps, head);
+        self.caps.push(codec::STORE_NONE);
+        put(&mut self.caps, captured);
     }
 
     fn push_record(&mut self, tag: u8) -> Result<()> {
@@ -498,26 +558,7 @@ pub struct SyscallWriter<'w, W: Write> {
 impl<W: Write> SyscallWriter<'_, W> {
     /// Adds a capture with its bytes (`bytes.len()` is the captured length).
     pub fn capture(&mut self, head: &CaptureHead, bytes: &[u8]) -> Result<()> {
-        let w = &mut *self.w;
-        put_capture_head(&mut w.caps, head);
-        w.summary.captured_bytes += bytes.len() as u64;
-        if bytes.len() <= w.opts.inline_max {
-            w.caps.push(codec::STORE_INLINE);
-            put_bytes(&mut w.caps, bytes);
-        } else {
-            let chunk = w.opts.chunk_bytes.max(1);
-            let mut refs = Vec::with_capacity(bytes.len().div_ceil(chunk));
-            for piece in bytes.chunks(chunk) {
-                refs.push(w.store_blob(piece)?);
-            }
-            w.caps.push(codec::STORE_CHUNKS);
-            put(&mut w.caps, bytes.len() as u64);
-            put(&mut w.caps, refs.len() as u64);
-            for r in refs {
-                put(&mut w.caps, r.frame);
-                put(&mut w.caps, r.index.into());
-            }
-        }
+        self.w.put_capture(head, bytes)?;
         self.count += 1;
         Ok(())
     }
@@ -525,9 +566,7 @@ impl<W: Write> SyscallWriter<'_, W> {
     /// Adds a capture whose bytes are not stored (not captured, or lost in
     /// recovery); `captured` is 0 unless they were lost.
     pub fn capture_without_data(&mut self, head: &CaptureHead, captured: u64) -> Result<()> {
-        put_capture_head(&mut self.w.caps, head);
-        self.w.caps.push(codec::STORE_NONE);
-        put(&mut self.w.caps, captured);
+        self.w.put_capture_without_data(head, captured);
         self.count += 1;
         Ok(())
     }

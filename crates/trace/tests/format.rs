@@ -178,7 +178,7 @@ fn sample_records(n: usize, seed: u64) -> Vec<Record> {
                     _ => ExitStatus::Detached,
                 },
             })
-        } else {
+        } else if kind < 95 {
             Record::Loss(Loss {
                 seq,
                 time_ns: t,
@@ -186,6 +186,40 @@ fn sample_records(n: usize, seed: u64) -> Vec<Record> {
                 tid: 0,
                 count: rng.below(10),
                 reason: "test gap".into(),
+            })
+        } else if kind < 98 {
+            let regular = rng.below(2) == 0;
+            Record::PathState(PathState {
+                seq,
+                time_ns: t,
+                phase: if rng.below(2) == 0 {
+                    PathPhase::Before
+                } else {
+                    PathPhase::After
+                },
+                path: format!("/home/u/db/{:06}.sst", rng.below(1000)).into_bytes(),
+                kind: if regular {
+                    FileKind::Regular
+                } else {
+                    FileKind::Symlink
+                },
+                mode: 0o644,
+                uid: 1000,
+                gid: 1000,
+                size: rng.below(1 << 40),
+                target: if regular { vec![] } else { b"../x".to_vec() },
+                xattrs: vec![(b"user.k".to_vec(), vec![0, 1, 2])],
+                hash: regular.then(|| u128::from(rng.next()) << 64 | 7),
+                content: ContentNote::Complete,
+            })
+        } else {
+            let len = [10usize, 4096, 70_000][rng.below(3) as usize];
+            Record::PathData(PathData {
+                seq,
+                time_ns: t,
+                path: b"/home/u/db/CURRENT".to_vec(),
+                offset: rng.below(1 << 30),
+                data: capture(0, Role::Entry, 0, vec![rng.next() as u8; len]),
             })
         };
         out.push(rec);
@@ -304,6 +338,15 @@ fn reading_without_data_keeps_lengths() {
                     } else {
                         assert_eq!(ca.data, None);
                     }
+                }
+            }
+            (Record::PathData(a), Record::PathData(b)) => {
+                assert_eq!((&a.path, a.offset), (&b.path, b.offset));
+                assert_eq!(a.data.captured, b.data.captured);
+                if b.data.captured <= 64 {
+                    assert_eq!(a.data.data, b.data.data);
+                } else {
+                    assert_eq!(a.data.data, None);
                 }
             }
             _ => assert_eq!(a, b),
