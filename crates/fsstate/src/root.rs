@@ -1,0 +1,141 @@
+//! A directory that every path resolves inside: the replay root.
+//!
+//! All resolution goes through `openat2(2)` with `RESOLVE_IN_ROOT`, so
+//! absolute paths, `..` and symbolic links (absolute or relative, created
+//! by the trace or raced in between two calls) are clamped to the root by
+//! the kernel itself. Operations that must not follow the final component
+//! (unlink, mkdir, rename, lstat) work on the confined parent directory and
+//! a single name that is never `.` or `..`.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+/// An open directory that confines every path resolved through it.
+#[derive(Debug)]
+pub struct Root {
+    dir: OwnedFd,
+    path: PathBuf,
+}
+
+/// Turns `bytes` into a C string, refusing interior NULs.
+pub fn cstring(bytes: &[u8]) -> io::Result<CString> {
+    CString::new(bytes).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+impl Root {
+    /// Opens `dir` (which must exist and be a directory) as a root.
+    pub fn open(dir: &Path) -> io::Result<Root> {
+        let c = cstring(dir.as_os_str().as_encoded_bytes())?;
+        // SAFETY: a valid C string; the result is checked.
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Root {
+            // SAFETY: a fresh descriptor we own.
+            dir: unsafe { OwnedFd::from_raw_fd(fd) },
+            path: dir.to_path_buf(),
+        })
+    }
+
+    /// The host's `/`: recorders and `--in-place` replay use the same code
+    /// on the real file system.
+    pub fn host() -> io::Result<Root> {
+        Root::open(Path::new("/"))
+    }
+
+    /// Where the root is on the host.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The root directory itself.
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.dir.as_fd()
+    }
+
+    /// `openat2(root, path, flags, mode)` confined to the root. `path` is
+    /// absolute (as traces name paths) or relative to the root.
+    /// `O_CLOEXEC` is always added.
+    pub fn open_at(&self, path: &[u8], flags: i32, mode: u32) -> io::Result<OwnedFd> {
+        let path = if path.is_empty() { &b"."[..] } else { path };
+        let c = cstring(path)?;
+        // SAFETY: open_how is plain integers; all-zero is valid.
+        let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+        how.flags = (flags | libc::O_CLOEXEC) as u64;
+        if flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE {
+            how.mode = u64::from(mode & 0o7777);
+        }
+        how.resolve = libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_MAGICLINKS;
+        loop {
+            // SAFETY: valid pointers for the duration of the call.
+            let fd = unsafe {
+                libc::syscall(
+                    libc::SYS_openat2,
+                    self.dir.as_raw_fd(),
+                    c.as_ptr(),
+                    &how as *const libc::open_how,
+                    std::mem::size_of::<libc::open_how>(),
+                )
+            };
+            if fd >= 0 {
+                // SAFETY: a fresh descriptor we own.
+                return Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+            }
+            let e = io::Error::last_os_error();
+            // EAGAIN: a concurrent rename raced the resolution; the kernel
+            // asks for a retry rather than risk an escape.
+            if e.raw_os_error() != Some(libc::EAGAIN) {
+                return Err(e);
+            }
+        }
+    }
+
+    /// An `O_PATH` descriptor for `path` itself; `follow` says whether a
+    /// final symbolic link is followed.
+    pub fn locate(&self, path: &[u8], follow: bool) -> io::Result<OwnedFd> {
+        let nofollow = if follow { 0 } else { libc::O_NOFOLLOW };
+        self.open_at(path, libc::O_PATH | nofollow, 0)
+    }
+
+    /// The directory holding `path`'s final component (an `O_PATH`
+    /// descriptor) and that component: a single name, never empty, `.` or
+    /// `..`, so `*at(dir, name)` cannot leave the root. Trailing slashes
+    /// are dropped. A path ending in `.` or `..` is `EINVAL`, as `rmdir`
+    /// and `rename` report for it; `/` itself is `EBUSY`.
+    pub fn parent(&self, path: &[u8]) -> io::Result<(OwnedFd, CString)> {
+        let mut end = path.len();
+        while end > 1 && path[end - 1] == b'/' {
+            end -= 1;
+        }
+        let path = &path[..end];
+        let (dir, name) = match path.iter().rposition(|&b| b == b'/') {
+            Some(0) => (&b"/"[..], &path[1..]),
+            Some(i) => (&path[..i], &path[i + 1..]),
+            None => (&b"."[..], path),
+        };
+        if name.is_empty() {
+            return Err(io::Error::from_raw_os_error(libc::EBUSY));
+        }
+        if name == b"." || name == b".." {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        let dirfd = self.open_at(dir, libc::O_PATH | libc::O_DIRECTORY, 0)?;
+        Ok((dirfd, cstring(name)?))
+    }
+}
+
+/// The `/proc/self/fd/N` name of a descriptor, for the calls that have no
+/// `AT_EMPTY_PATH` form (chmod, truncate, setxattr on an `O_PATH` fd). The
+/// kernel follows that magic link to the very object the descriptor holds,
+/// so nothing is resolved again.
+pub fn fd_path(fd: BorrowedFd<'_>) -> CString {
+    CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).expect("no NUL in a number")
+}
