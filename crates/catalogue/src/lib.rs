@@ -94,6 +94,9 @@ pub enum Kind {
     Size,
     /// Permission bits (shown in octal).
     Mode,
+    /// Permission bits of a new file, masked by the process's umask (open,
+    /// mkdir, mknod): replay applies the emulated umask to them.
+    CreateMode,
     /// A bit set or an enumerated value decoded with a named table.
     Flags(FlagSet),
     /// A NUL-terminated path name, read at entry.
@@ -287,6 +290,10 @@ impl Group {
     pub const CLOCK: Groups = 1 << 8;
     /// File metadata queries (stat family, statx, statfs, access).
     pub const STAT: Groups = 1 << 9;
+    /// Its paths name directory entries themselves: a final symbolic link
+    /// is not followed (lstat, unlink, mkdir, rename). Calls with an `AT_*`
+    /// flags argument say it per call with `AT_SYMLINK_NOFOLLOW` instead.
+    pub const NOFOLLOW: Groups = 1 << 10;
 
     /// Every group with the name used on the command line.
     pub const NAMES: &'static [(&'static str, Groups)] = &[
@@ -300,6 +307,7 @@ impl Group {
         ("creds", Self::CREDS),
         ("clock", Self::CLOCK),
         ("stat", Self::STAT),
+        ("nofollow", Self::NOFOLLOW),
     ];
 }
 
@@ -335,6 +343,7 @@ impl fmt::Display for Kind {
             Kind::Offset => f.write_str("offset"),
             Kind::Size => f.write_str("size"),
             Kind::Mode => f.write_str("mode"),
+            Kind::CreateMode => f.write_str("createmode"),
             Kind::Flags(set) => write!(f, "flags:{}", set.name()),
             Kind::Path => f.write_str("path"),
             Kind::Str => f.write_str("str"),

@@ -1,7 +1,7 @@
 //! Tests of the table itself: numbers, names, size rules, replay classes
 //! and flag decoding.
 
-use reanimator_catalogue::{all, by_name, by_nr, FlagSet, Kind, Len, Replay};
+use reanimator_catalogue::{all, by_name, by_nr, FlagSet, Group, Kind, Len, Replay};
 
 /// Every syscall libc knows on x86_64, with its number.
 fn libc_syscalls() -> Vec<(libc::c_long, &'static str)> {
@@ -701,7 +701,7 @@ fn signatures_read_like_the_man_pages() {
     );
     assert_eq!(
         by_name("openat").unwrap().to_string(),
-        "openat(dirfd: dirfd, pathname: path, flags: flags:open, mode: mode) -> fd [execute]"
+        "openat(dirfd: dirfd, pathname: path, flags: flags:open, mode: createmode) -> fd [execute]"
     );
     assert_eq!(
         by_name("getppid").unwrap().to_string(),
@@ -809,4 +809,61 @@ fn every_flag_table_is_usable() {
             }
         }
     }
+}
+
+#[test]
+fn calls_on_directory_entries_do_not_follow_final_links() {
+    for n in [
+        "lstat",
+        "unlink",
+        "unlinkat",
+        "rmdir",
+        "mkdir",
+        "rename",
+        "renameat2",
+        "link",
+        "symlink",
+        "readlink",
+        "lchown",
+        "lsetxattr",
+    ] {
+        assert!(by_name(n).unwrap().in_groups(Group::NOFOLLOW), "{n}");
+    }
+    for n in [
+        "stat",
+        "open",
+        "openat",
+        "chmod",
+        "truncate",
+        "setxattr",
+        "newfstatat",
+        "execve",
+    ] {
+        assert!(!by_name(n).unwrap().in_groups(Group::NOFOLLOW), "{n}");
+    }
+    // The umask applies to the mode of calls that create files, not chmod.
+    for n in [
+        "open", "openat", "creat", "mkdir", "mkdirat", "mknod", "mknodat",
+    ] {
+        assert!(
+            by_name(n)
+                .unwrap()
+                .params()
+                .iter()
+                .any(|p| p.kind == Kind::CreateMode),
+            "{n}"
+        );
+    }
+    for n in ["chmod", "fchmod", "fchmodat"] {
+        assert!(
+            !by_name(n)
+                .unwrap()
+                .params()
+                .iter()
+                .any(|p| p.kind == Kind::CreateMode),
+            "{n}"
+        );
+    }
+    // A symlink's target is text, never resolved.
+    assert_eq!(by_name("symlink").unwrap().params()[0].kind, Kind::Str);
 }

@@ -20,7 +20,8 @@ use std::fmt::Write;
 
 use reanimator_catalogue::{self as catalogue, Dir, Kind, Ret, StructType, Syscall};
 use reanimator_trace::{
-    Capture, CaptureStatus, ClockAnchor, ContentNote, FileKind, PathPhase, ExitStatus, Record, Role, StartCause, SyscallEvent,
+    Capture, CaptureStatus, ClockAnchor, ContentNote, ExitStatus, FileKind, PathPhase, Record,
+    Role, StartCause, SyscallEvent,
 };
 use serde_json::{json, Map, Value};
 
@@ -155,7 +156,11 @@ impl Renderer {
                     p.kind.name()
                 );
                 if p.kind != FileKind::Absent {
-                    let _ = write!(s, " mode {:04o} uid {} gid {} size {}", p.mode, p.uid, p.gid, p.size);
+                    let _ = write!(
+                        s,
+                        " mode {:04o} uid {} gid {} size {}",
+                        p.mode, p.uid, p.gid, p.size
+                    );
                 }
                 if p.kind == FileKind::Symlink {
                     let _ = write!(s, " -> {}", self.quote(&p.target, p.target.len() as u64));
@@ -309,7 +314,7 @@ impl Renderer {
                 }
             }
             Kind::Signal => signal_text(raw as i32 as i64),
-            Kind::Mode => format!("{:#o}", raw as u32),
+            Kind::Mode | Kind::CreateMode => format!("{:#o}", raw as u32),
             Kind::Flags(set) => set.decode(raw),
             Kind::Path | Kind::Str => match find(Role::Entry, 0) {
                 Some(c) => self.capture_text(c),
