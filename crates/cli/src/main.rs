@@ -7,6 +7,7 @@ mod dump;
 mod progress;
 mod record_cmd;
 mod recover_cmd;
+mod replay_cmd;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -16,8 +17,9 @@ use clap::{Parser, Subcommand};
 /// High-fidelity system-call tracing and replaying for Linux.
 ///
 /// A trace holds every system call of a program with every byte of data it
-/// passed to the kernel. Make one with `record`; inspect it with `dump`;
-/// salvage one whose recorder was killed with `recover`; see what
+/// passed to the kernel. Make one with `record`; replay it, verified, with
+/// `replay`; inspect it with `dump`; salvage one whose recorder was killed
+/// with `recover`; see what
 /// reanimator knows about each call with `catalogue`.
 #[derive(Parser, Debug)]
 #[command(name = "reanimator", version, about, long_about, max_term_width = 100)]
@@ -31,6 +33,9 @@ enum Command {
     /// Record a command (or running processes) into a trace: every system
     /// call of every process and thread, with its data.
     Record(record_cmd::RecordArgs),
+    /// Replay a trace into a root directory, verifying every result and
+    /// the final files.
+    Replay(replay_cmd::ReplayArgs),
     /// Print a trace, one line per record (strace-like), or as JSON lines.
     Dump(dump::DumpArgs),
     /// Salvage a trace whose recorder was killed or whose file is damaged.
@@ -44,6 +49,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Record(a) => record_cmd::run(&a),
+        Command::Replay(a) => replay_cmd::run(&a),
         Command::Dump(a) => dump::run(&a),
         Command::Recover(a) => recover_cmd::run(&a),
         Command::Catalogue(a) => catalogue_cmd::run(&a),

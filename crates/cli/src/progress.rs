@@ -33,6 +33,21 @@ impl Progress {
         }
     }
 
+    /// Sets the label.
+    pub fn message(&self, msg: String) {
+        if let Some(b) = &self.0 {
+            b.set_message(msg);
+        }
+    }
+
+    /// Prints a line above the bar (or plainly to stderr without one).
+    pub fn println(&self, line: &str) {
+        match &self.0 {
+            Some(b) => b.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
+    }
+
     /// Removes the bar.
     pub fn finish(&self) {
         if let Some(b) = &self.0 {

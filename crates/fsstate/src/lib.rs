@@ -9,8 +9,25 @@ holds both halves and the confinement they share:
 - [`Root`]: a directory every path resolves inside (`openat2` with
   `RESOLVE_IN_ROOT`), used by the replayer for every path a trace names, and
   by recorders as the host's `/`.
+- [`join`], [`is_pseudo`]: how traces name paths, identical in recorders
+  and the replayer.
+- [`path_state`], [`compare`]: one path's state (kind, mode, owner, size,
+  link target, xattrs, content hash; never times) and the differences
+  between two.
+- [`Snapshotter`]: what recorders call at each path-taking syscall entry to
+  record the state of paths the trace touches for the first time, and at
+  the end to write the manifest.
+- [`Preparer`]: builds a replay root from those recorded states.
 */
 
+mod paths;
+mod prepare;
 mod root;
+mod snapshot;
+mod state;
 
+pub use paths::{is_pseudo, join};
+pub use prepare::{PrepareReport, Preparer};
 pub use root::{cstring, fd_path, Root};
+pub use snapshot::{SnapshotPolicy, Snapshotter};
+pub use state::{compare, path_state};

@@ -1,1 +1,623 @@
-//! Replay (in progress).
+/*!
+Replays a trace: the same calls, in the same order, with the same data,
+against a root directory, verified.
+
+# How a replay runs
+
+1. **Prepare** (skipped with `--in-place`): one pass over the trace applies
+   every path's *before* state (recorded just before the trace first
+   touched it) to the root: directories, files with their contents,
+   symbolic links, modes, owners and xattrs. An empty directory becomes
+   what the program found.
+2. **Replay**: a dispatcher streams the trace and hands each call to the
+   replay thread of the traced thread that made it; each replay thread
+   issues its calls in program order, waiting where the ordering policy
+   ([`OrderPolicy`]) and timing policy ([`Timing`]) say. The emulated
+   process state (descriptor tables, working directories, umasks,
+   mappings) lives in `state`; execution and its per-call effect handlers
+   in `exec`; what "same result" means in `verify`.
+3. **Check**: the recorded manifest (each path's *after* state) is compared
+   with the root.
+
+Memory stays bounded: the dispatcher keeps at most [`MAX_IN_FLIGHT`] calls
+(and [`MAX_IN_FLIGHT_BYTES`] of their data) ahead of the slowest thread.
+
+Paths never escape the root: every path resolves through
+[`reanimator_fsstate::Root`] (`openat2` with `RESOLVE_IN_ROOT`). No program
+is executed and no network connection is made: process calls are emulated
+and socket calls simulated from the trace.
+*/
+
+mod exec;
+mod order;
+mod report;
+mod state;
+mod verify;
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use reanimator_catalogue::{self as catalogue, Replay, Syscall};
+use reanimator_fsstate::{compare, is_pseudo, path_state, Preparer, Root};
+use reanimator_text::{Renderer, TextOptions};
+use reanimator_trace::{
+    ExitStatus, PathPhase, PathState, ReadOptions, Reader, Record, StartCause, SyscallEvent,
+};
+
+pub use exec::Verify;
+pub use order::OrderPolicy;
+pub use report::{CallStats, Report, Tally};
+
+use exec::{Outcome, Thread};
+use order::{Order, Ticket};
+use state::{lock, Proc};
+
+/// Calls the dispatcher may hand out ahead of the replay threads.
+pub const MAX_IN_FLIGHT: u64 = 1 << 18;
+/// Captured bytes those calls may hold.
+pub const MAX_IN_FLIGHT_BYTES: u64 = 256 << 20;
+
+/// When calls are issued.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Timing {
+    /// As fast as possible (ordering still applies).
+    Afap,
+    /// Each call at its recorded offset from the start, divided by the
+    /// factor (1.0 = original timing).
+    Scaled(f64),
+}
+
+/// How to replay.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// What is compared.
+    pub verify: Verify,
+    /// Stop at the first mismatch.
+    pub abort_on_mismatch: bool,
+    /// Cross-thread ordering.
+    pub order: OrderPolicy,
+    /// Issue timing.
+    pub timing: Timing,
+    /// The root is the real `/`: nothing is prepared.
+    pub in_place: bool,
+    /// Prepare into a root that is not empty: recorded states overwrite
+    /// what is there, and paths that did not exist are removed.
+    pub replace: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            verify: Verify::Full,
+            abort_on_mismatch: false,
+            order: OrderPolicy::Overlap,
+            timing: Timing::Afap,
+            in_place: false,
+            replace: false,
+        }
+    }
+}
+
+/// Live counters for a progress display.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Calls replayed so far.
+    pub calls: AtomicU64,
+    /// Mismatches so far.
+    pub mismatches: AtomicU64,
+    /// Trace bytes read by the current pass.
+    pub read_bytes: AtomicU64,
+    /// Size of the trace file.
+    pub total_bytes: AtomicU64,
+    /// 0 while preparing, 1 while replaying.
+    pub phase: AtomicU64,
+}
+
+/// Why a replay could not run or finish.
+#[derive(Debug)]
+pub enum Error {
+    /// The trace could not be read.
+    Trace(reanimator_trace::Error),
+    /// The root could not be prepared.
+    Prepare(std::io::Error),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Trace(e) => write!(f, "{e}"),
+            Error::Prepare(e) => write!(f, "preparing the replay root: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<reanimator_trace::Error> for Error {
+    fn from(e: reanimator_trace::Error) -> Self {
+        Error::Trace(e)
+    }
+}
+
+/// What the dispatcher hands a replay thread.
+enum Item {
+    Call(Box<SyscallEvent>, &'static Syscall, Ticket, u64),
+    /// This thread goes on as `tid` did after an `execve` from a non-leader
+    /// thread: take over its emulated process.
+    Inherit(u32),
+    /// The thread ended; `Some(by)` when it goes on as thread `by`.
+    End(Option<u32>),
+}
+
+/// State shared by the dispatcher and the replay threads.
+struct Shared<'a> {
+    root: &'a Root,
+    opts: &'a Options,
+    order: Order,
+    /// Emulated state waiting for its thread: born by a replayed clone
+    /// (key `(tid, false)`) or handed over after an exec (`(tid, true)`).
+    births: Mutex<HashMap<(u32, bool), Proc>>,
+    births_cv: Condvar,
+    /// The latest state of each process, for children whose creating call
+    /// is not in the trace.
+    latest: Mutex<HashMap<u32, Proc>>,
+    abort: AtomicBool,
+    progress: &'a Progress,
+    on_mismatch: &'a (dyn Fn(String) + Sync),
+    renderer: Renderer,
+    check_owner: bool,
+    start: Instant,
+    t0: u64,
+    in_flight: Mutex<(u64, u64)>,
+    in_flight_cv: Condvar,
+}
+
+impl Shared<'_> {
+    fn born(&self, key: (u32, bool), p: Proc) {
+        lock(&self.births).insert(key, p);
+        self.births_cv.notify_all();
+    }
+
+    /// Waits for the emulated state of `key`; `None` if replay aborts.
+    fn wait_birth(&self, key: (u32, bool)) -> Option<Proc> {
+        let mut b = lock(&self.births);
+        loop {
+            if let Some(p) = b.remove(&key) {
+                return Some(p);
+            }
+            if self.abort.load(Ordering::Relaxed) {
+                return None;
+            }
+            b = self
+                .births_cv
+                .wait_timeout(b, Duration::from_millis(100))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    fn release(&self, bytes: u64) {
+        let mut f = lock(&self.in_flight);
+        f.0 -= 1;
+        f.1 -= bytes;
+        self.in_flight_cv.notify_one();
+    }
+
+    /// Blocks the dispatcher while too much is in flight. If nothing
+    /// completes for a while (every thread waits on something still
+    /// unread) it reads ahead anyway: bounded memory never deadlocks.
+    fn acquire(&self, bytes: u64) {
+        let mut f = lock(&self.in_flight);
+        let mut last = self.progress.calls.load(Ordering::Relaxed);
+        while f.0 >= MAX_IN_FLIGHT || f.1 >= MAX_IN_FLIGHT_BYTES {
+            f = self
+                .in_flight_cv
+                .wait_timeout(f, Duration::from_millis(200))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+            let now = self.progress.calls.load(Ordering::Relaxed);
+            if now == last {
+                break;
+            }
+            last = now;
+        }
+        f.0 += 1;
+        f.1 += bytes;
+    }
+
+    fn mismatch(&self, ev: &SyscallEvent, what: &str) {
+        self.progress.mismatches.fetch_add(1, Ordering::Relaxed);
+        let text = self.renderer.text(&Record::Syscall(ev.clone()));
+        (self.on_mismatch)(format!("mismatch: {text}: {what}"));
+        if self.opts.abort_on_mismatch {
+            self.abort.store(true, Ordering::Relaxed);
+            self.order.abort();
+        }
+    }
+}
+
+/// Replays `trace` into `root`. Mismatches are reported through
+/// `on_mismatch` as they happen; the returned report has the totals.
+pub fn replay(
+    trace: &Path,
+    root: &Root,
+    opts: &Options,
+    progress: &Progress,
+    on_mismatch: &(dyn Fn(String) + Sync),
+) -> Result<Report, Error> {
+    let mut report = Report::default();
+    if !opts.in_place {
+        let t = Instant::now();
+        prepare(trace, root, opts, progress, &mut report)?;
+        report.prepare_time = t.elapsed();
+    }
+    // SAFETY: umask only changes this process's mask. Replay applies each
+    // emulated process's own umask to the modes it creates.
+    unsafe { libc::umask(0) };
+    raise_fd_limit();
+    let mut reader = Reader::open(trace, ReadOptions { data: true })?;
+    progress.phase.store(1, Ordering::Relaxed);
+    progress
+        .total_bytes
+        .store(reader.file_len(), Ordering::Relaxed);
+    let first = reader.next_record()?;
+    let t0 = first.as_ref().map_or(0, Record::time_ns);
+    let first_seq = first.as_ref().map_or(0, Record::seq);
+    let check_owner = match &first {
+        // SAFETY: geteuid cannot fail.
+        Some(Record::ProcessStart(p)) => p.euid == unsafe { libc::geteuid() },
+        _ => false,
+    };
+    let shared = Shared {
+        root,
+        opts,
+        order: Order::new(opts.order, first_seq),
+        births: Mutex::default(),
+        births_cv: Condvar::new(),
+        latest: Mutex::default(),
+        abort: AtomicBool::new(false),
+        progress,
+        on_mismatch,
+        renderer: Renderer::new(TextOptions::default(), reader.meta().clock),
+        check_owner,
+        start: Instant::now(),
+        t0,
+        in_flight: Mutex::new((0, 0)),
+        in_flight_cv: Condvar::new(),
+    };
+    let started = Instant::now();
+    let mut manifest: Vec<PathState> = Vec::new();
+    let mut read_error = None;
+    std::thread::scope(|scope| {
+        let mut queues: HashMap<u32, Sender<Item>> = HashMap::new();
+        let mut created: HashMap<u32, (u32, Vec<u8>, u32)> = HashMap::new();
+        let mut clone_children: HashSet<u32> = HashSet::new();
+        let mut handles = Vec::new();
+        let mut dispatcher = Tally::default();
+        let shared = &shared;
+        let mut spawn = |tid: u32, queues: &mut HashMap<u32, Sender<Item>>| {
+            let (tx, rx) = channel();
+            queues.insert(tid, tx);
+            handles.push(scope.spawn(move || thread_main(shared, tid, rx)));
+        };
+        let mut next = first;
+        loop {
+            let rec = match next.take() {
+                Some(r) => r,
+                None => match reader.next_record() {
+                    Ok(Some(r)) => r,
+                    Ok(None) => break,
+                    Err(e) => {
+                        read_error = Some(e);
+                        break;
+                    }
+                },
+            };
+            if shared.abort.load(Ordering::Relaxed) {
+                break;
+            }
+            progress
+                .read_bytes
+                .store(reader.offset(), Ordering::Relaxed);
+            let seq = rec.seq();
+            match rec {
+                Record::Syscall(ev) => {
+                    let row = catalogue::by_nr(ev.nr);
+                    let skip = match (row, ev.exit) {
+                        (None, _) => Some("not in the catalogue"),
+                        (Some(r), _) if r.replay == Replay::Ignore => Some("no effect to replay"),
+                        (_, None) => Some("never returned"),
+                        (_, Some(x)) if reanimator_text::is_restart(x.errno()) => {
+                            Some("interrupted and restarted")
+                        }
+                        _ => None,
+                    };
+                    let name = row.map_or("unknown", |r| r.name);
+                    if let Some(why) = skip {
+                        dispatcher.skip(name, why);
+                        shared.order.pass(seq);
+                        continue;
+                    }
+                    let row = row.expect("checked");
+                    if matches!(row.name, "clone" | "fork" | "vfork" | "clone3") {
+                        if let Some(x) = ev.exit.filter(|x| x.ret > 0) {
+                            clone_children.insert(x.ret as u32);
+                        }
+                    }
+                    if !queues.contains_key(&ev.tid) {
+                        // Events of a thread the trace never introduced.
+                        shared.born(
+                            (ev.tid, false),
+                            Proc::initial(std::iter::empty(), b"/".to_vec(), 0o022),
+                        );
+                        spawn(ev.tid, &mut queues);
+                    }
+                    let bytes: u64 = ev.captures.iter().map(|c| c.captured).sum();
+                    shared.acquire(bytes);
+                    let exit_ns = ev.exit.map_or(u64::MAX, |x| x.exit_ns);
+                    let ticket = shared.order.dispatch(seq, ev.enter_ns, exit_ns);
+                    let tid = ev.tid;
+                    let _ = queues[&tid].send(Item::Call(Box::new(ev), row, ticket, bytes));
+                }
+                Record::ProcessStart(p) => {
+                    shared.order.pass(seq);
+                    if queues.contains_key(&p.tid) {
+                        continue;
+                    }
+                    match p.cause {
+                        StartCause::Created => {
+                            created.insert(p.tid, (p.ppid, p.cwd.clone(), p.umask));
+                        }
+                        _ => {
+                            let existing = lock(&shared.latest).get(&p.tgid).cloned();
+                            let proc = existing.unwrap_or_else(|| {
+                                let fds = p.fds.iter().map(|f| (f.fd, f.target.clone()));
+                                Proc::initial(fds, p.cwd.clone(), p.umask)
+                            });
+                            lock(&shared.latest).insert(p.tgid, proc.clone());
+                            shared.born((p.tid, false), proc);
+                        }
+                    }
+                    spawn(p.tid, &mut queues);
+                }
+                Record::ProcessExit(p) => {
+                    shared.order.pass(seq);
+                    let by = match p.status {
+                        ExitStatus::Superseded { by } => Some(by),
+                        _ => None,
+                    };
+                    if let Some(q) = queues.remove(&p.tid) {
+                        let _ = q.send(Item::End(by));
+                    }
+                    if let (Some(by), Some(q)) = (by, by.and_then(|b| queues.get(&b))) {
+                        let _ = q.send(Item::Inherit(by));
+                    }
+                }
+                Record::PathState(p) => {
+                    shared.order.pass(seq);
+                    if p.phase == PathPhase::After {
+                        manifest.push(p);
+                    }
+                }
+                Record::Loss(l) => {
+                    shared.order.pass(seq);
+                    report.trace_losses += l.count.max(1);
+                }
+                Record::Signal(_) | Record::PathData(_) => shared.order.pass(seq),
+            }
+        }
+        shared.order.pass_all();
+        // Children whose creating call is not in the trace start from
+        // their parent's latest state.
+        for (tid, (ppid, cwd, umask)) in created {
+            if !clone_children.contains(&tid) {
+                let parent = lock(&shared.latest).get(&ppid).cloned();
+                let p = parent.map_or_else(
+                    || Proc::initial(std::iter::empty(), cwd, umask),
+                    |p| p.child(0),
+                );
+                shared.born((tid, false), p);
+            }
+        }
+        for (_, q) in queues.drain() {
+            let _ = q.send(Item::End(None));
+        }
+        report.threads = handles.len() as u64;
+        report.tally.merge(&dispatcher);
+        for h in handles {
+            match h.join() {
+                Ok(t) => report.tally.merge(&t),
+                Err(_) => (shared.on_mismatch)("a replay thread panicked".into()),
+            }
+        }
+    });
+    report.replay_time = started.elapsed();
+    report.aborted = shared.abort.load(Ordering::Relaxed);
+    if let Some(e) = read_error {
+        return Err(Error::Trace(e));
+    }
+    if !report.aborted {
+        check_manifest(root, &manifest, check_owner, &mut report);
+    }
+    Ok(report)
+}
+
+/// One replay thread: its calls in program order.
+fn thread_main(shared: &Shared<'_>, tid: u32, rx: Receiver<Item>) -> Tally {
+    let mut tally = Tally::default();
+    let Some(proc) = shared.wait_birth((tid, false)) else {
+        drain(shared, rx);
+        return tally;
+    };
+    lock(&shared.latest).insert(tid, proc.clone());
+    let birth = |child: u32, p: Proc| {
+        lock(&shared.latest).insert(child, p.clone());
+        shared.born((child, false), p);
+    };
+    let mut th = Thread {
+        proc,
+        root: shared.root,
+        verify: shared.opts.verify,
+        check_owner: shared.check_owner,
+        birth: &birth,
+    };
+    while let Ok(item) = rx.recv() {
+        match item {
+            Item::Call(ev, row, ticket, bytes) => {
+                if shared.abort.load(Ordering::Relaxed) || !wait(shared, &ticket) {
+                    shared.order.done(&ticket);
+                    shared.release(bytes);
+                    continue;
+                }
+                let outcome = th.run(&ev, row);
+                shared.order.done(&ticket);
+                let c = tally.calls.entry(row.name).or_default();
+                let m = match outcome {
+                    Outcome::Executed(m) => {
+                        c.executed += 1;
+                        m
+                    }
+                    Outcome::Simulated(m) => {
+                        c.simulated += 1;
+                        m
+                    }
+                    Outcome::Skipped(why) => {
+                        tally.skip(row.name, why);
+                        None
+                    }
+                };
+                if let Some(m) = m {
+                    tally.calls.entry(row.name).or_default().mismatched += 1;
+                    shared.mismatch(&ev, &m);
+                }
+                shared.progress.calls.fetch_add(1, Ordering::Relaxed);
+                shared.release(bytes);
+            }
+            Item::Inherit(from) => {
+                if let Some(p) = shared.wait_birth((from, true)) {
+                    th.proc = p;
+                }
+            }
+            Item::End(by) => {
+                if let Some(by) = by {
+                    shared.born((by, true), th.proc.clone());
+                }
+                break;
+            }
+        }
+    }
+    drain(shared, rx);
+    tally
+}
+
+/// Releases whatever is still queued for a thread that stopped early.
+fn drain(shared: &Shared<'_>, rx: Receiver<Item>) {
+    while let Ok(item) = rx.try_recv() {
+        if let Item::Call(_, _, ticket, bytes) = item {
+            shared.order.done(&ticket);
+            shared.release(bytes);
+        }
+    }
+}
+
+/// Waits for a call's turn (timing, then ordering); false on abort.
+fn wait(shared: &Shared<'_>, t: &Ticket) -> bool {
+    if let Timing::Scaled(x) = shared.opts.timing {
+        let offset = t.enter_ns.saturating_sub(shared.t0) as f64 / x.max(1e-9);
+        let due = shared.start + Duration::from_nanos(offset as u64);
+        let now = Instant::now();
+        if due > now {
+            std::thread::sleep(due - now);
+        }
+    }
+    shared.order.wait_turn(t)
+}
+
+/// Applies every before-state of the trace to the root.
+fn prepare(
+    trace: &Path,
+    root: &Root,
+    opts: &Options,
+    progress: &Progress,
+    report: &mut Report,
+) -> Result<(), Error> {
+    let mut reader = Reader::open(trace, ReadOptions { data: true })?;
+    progress
+        .total_bytes
+        .store(reader.file_len(), Ordering::Relaxed);
+    let mut prep = Preparer::new(root, opts.replace);
+    let mut n = 0u64;
+    while let Some(rec) = reader.next_record()? {
+        let applies = match &rec {
+            Record::PathState(p) => p.phase == PathPhase::Before,
+            Record::PathData(_) => true,
+            _ => false,
+        };
+        if applies {
+            prep.apply(&rec).map_err(Error::Prepare)?;
+        }
+        n += 1;
+        if n % 4096 == 0 {
+            progress
+                .read_bytes
+                .store(reader.offset(), Ordering::Relaxed);
+        }
+    }
+    let r = prep.finish().map_err(Error::Prepare)?;
+    report.prepared_paths = r.paths;
+    report.prepared_bytes = r.bytes;
+    if r.skipped_special > 0 {
+        report.prepare_notes.push(format!(
+            "{} device or socket paths not created",
+            r.skipped_special
+        ));
+    }
+    if r.owners_skipped > 0 {
+        report.prepare_notes.push(format!(
+            "{} owners not set (replaying without root)",
+            r.owners_skipped
+        ));
+    }
+    Ok(())
+}
+
+/// Compares the recorded final states with the root's.
+fn check_manifest(root: &Root, manifest: &[PathState], check_owner: bool, report: &mut Report) {
+    for want in manifest {
+        if is_pseudo(&want.path) {
+            continue;
+        }
+        report.manifest_paths += 1;
+        let path = String::from_utf8_lossy(&want.path);
+        match path_state(root, &want.path, PathPhase::After) {
+            Ok(got) => {
+                for d in compare(want, &got, check_owner) {
+                    report.manifest_diffs.push(format!("{path}: {d}"));
+                }
+            }
+            Err(e) => report
+                .manifest_diffs
+                .push(format!("{path}: cannot inspect: {e}")),
+        }
+    }
+}
+
+/// Replay holds a real descriptor for every descriptor of every traced
+/// process at once.
+fn raise_fd_limit() {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: plain struct in and out.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 {
+            r.rlim_cur = r.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
+        }
+    }
+}

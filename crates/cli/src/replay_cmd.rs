@@ -1,0 +1,227 @@
+//! `reanimator replay`: replays a trace into a root directory and checks
+//! every result and the final files against the recording.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+use reanimator_fsstate::Root;
+use reanimator_replay::{Options, OrderPolicy, Progress as Live, Timing, Verify};
+
+use crate::progress::Progress;
+
+/// Mismatches printed in full; the rest are counted.
+const SHOW_MISMATCHES: u64 = 50;
+
+/// Replay a trace: the same calls with the same data, confined to a root
+/// directory, every result verified.
+///
+/// Before replaying, the files the program found when it was recorded are
+/// recreated under ROOT from the trace (an empty or missing ROOT is
+/// expected). Every path the trace names resolves inside ROOT, whatever
+/// `..`, absolute paths or symbolic links say. No program is executed and
+/// no network connection made: process calls are emulated, socket calls
+/// simulated from the trace. At the end, a table per call, and the final
+/// state of every path the trace touched compared with the recording.
+/// Exits 1 if anything differed.
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:
+  reanimator replay app.rtr --root /mnt/test/r1
+  reanimator replay app.rtr --root /tmp/r --verify ret --order strict
+  reanimator replay app.rtr --root /tmp/r --timing original")]
+pub struct ReplayArgs {
+    /// The trace to replay.
+    pub trace: PathBuf,
+    /// Directory every path resolves inside (created if missing; must be
+    /// empty unless --replace).
+    #[arg(long, value_name = "DIR", required_unless_present = "in_place")]
+    pub root: Option<PathBuf>,
+    /// Replay onto the real file system, at the recorded paths. Nothing is
+    /// prepared: the files must already be as they were when recording.
+    #[arg(long, conflicts_with = "root")]
+    pub in_place: bool,
+    /// Prepare into a non-empty ROOT: recorded initial states overwrite
+    /// what is there and paths that did not exist are removed.
+    #[arg(long)]
+    pub replace: bool,
+    /// What to compare: nothing, return values and errnos, or also every
+    /// byte the kernel returns (read data, stat fields, directory entries).
+    #[arg(long, value_enum, default_value_t = VerifyArg::Full)]
+    pub verify: VerifyArg,
+    /// What to do at a mismatch: report it and go on, or stop.
+    #[arg(long, value_enum, default_value_t = OnMismatch::Warn)]
+    pub on_mismatch: OnMismatch,
+    /// Cross-thread order: calls that did not overlap in time keep their
+    /// order (overlap), or all calls follow the recorded entry order
+    /// (strict).
+    #[arg(long, value_enum, default_value_t = OrderArg::Overlap)]
+    pub order: OrderArg,
+    /// When calls are issued: as fast as possible (afap), at their recorded
+    /// offsets (original), or sped up X times (scale=X).
+    #[arg(long, default_value = "afap", value_parser = parse_timing)]
+    pub timing: Timing,
+}
+
+/// `--verify`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum VerifyArg {
+    /// Replay only.
+    None,
+    /// Return values and errnos.
+    Ret,
+    /// Return values and returned data.
+    Full,
+}
+
+/// `--on-mismatch`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum OnMismatch {
+    /// Report and continue.
+    Warn,
+    /// Stop at the first mismatch.
+    Abort,
+}
+
+/// `--order`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum OrderArg {
+    /// Keep the order of calls that did not overlap in time.
+    Overlap,
+    /// Recorded global entry order.
+    Strict,
+}
+
+fn parse_timing(s: &str) -> Result<Timing, String> {
+    match s {
+        "afap" => Ok(Timing::Afap),
+        "original" => Ok(Timing::Scaled(1.0)),
+        _ => match s.strip_prefix("scale=").map(str::parse::<f64>) {
+            Some(Ok(x)) if x > 0.0 && x.is_finite() => Ok(Timing::Scaled(x)),
+            _ => Err(format!(
+                "`{s}`: expected afap, original or scale=X with X > 0 (e.g. scale=2)"
+            )),
+        },
+    }
+}
+
+/// Creates ROOT if needed and refuses a non-empty one unless told.
+fn open_root(dir: &Path, replace: bool) -> Result<Root> {
+    match std::fs::read_dir(dir) {
+        Ok(mut entries) => {
+            if entries.next().is_some() && !replace {
+                bail!(
+                    "{}: not empty; replay prepares the recorded files in an empty directory \
+                     (use --replace to overwrite what is there)",
+                    dir.display()
+                );
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?
+        }
+        Err(e) => return Err(e).with_context(|| format!("{}", dir.display())),
+    }
+    Root::open(dir).with_context(|| format!("{}", dir.display()))
+}
+
+/// Runs `reanimator replay`.
+pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
+    std::fs::metadata(&a.trace).with_context(|| format!("{}", a.trace.display()))?;
+    let root = match &a.root {
+        Some(dir) => open_root(dir, a.replace)?,
+        None => Root::host().context("opening /")?,
+    };
+    let opts = Options {
+        verify: match a.verify {
+            VerifyArg::None => Verify::None,
+            VerifyArg::Ret => Verify::Ret,
+            VerifyArg::Full => Verify::Full,
+        },
+        abort_on_mismatch: matches!(a.on_mismatch, OnMismatch::Abort),
+        order: match a.order {
+            OrderArg::Overlap => OrderPolicy::Overlap,
+            OrderArg::Strict => OrderPolicy::Strict,
+        },
+        timing: a.timing,
+        in_place: a.in_place,
+        replace: a.replace,
+    };
+    let live = Live::default();
+    let bar = Progress::bytes("preparing");
+    let shown = AtomicU64::new(0);
+    let done = AtomicBool::new(false);
+    let on_mismatch = |line: String| {
+        if shown.fetch_add(1, Ordering::Relaxed) < SHOW_MISMATCHES {
+            bar.println(&format!("reanimator: {line}"));
+        }
+    };
+    let result = std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                let phase = live.phase.load(Ordering::Relaxed);
+                bar.update(
+                    live.read_bytes.load(Ordering::Relaxed),
+                    live.total_bytes.load(Ordering::Relaxed),
+                );
+                if phase == 1 {
+                    bar.message(format!(
+                        "replaying: {} calls, {} mismatches",
+                        live.calls.load(Ordering::Relaxed),
+                        live.mismatches.load(Ordering::Relaxed)
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        let r = reanimator_replay::replay(&a.trace, &root, &opts, &live, &on_mismatch);
+        done.store(true, Ordering::Relaxed);
+        r
+    });
+    bar.finish();
+    let report = result.with_context(|| format!("replaying {}", a.trace.display()))?;
+    let total = report.tally.total();
+    if total.mismatched > SHOW_MISMATCHES {
+        eprintln!(
+            "reanimator: ... {} more mismatches not shown",
+            total.mismatched - SHOW_MISMATCHES
+        );
+    }
+    eprint!("{}", report.table());
+    for (why, n) in &report.tally.skipped {
+        eprintln!("skipped {n}: {why}");
+    }
+    for note in &report.prepare_notes {
+        eprintln!("prepare: {note}");
+    }
+    if report.trace_losses > 0 {
+        eprintln!(
+            "reanimator: warning: the trace records {} lost events; replay cannot reproduce them",
+            report.trace_losses
+        );
+    }
+    for d in &report.manifest_diffs {
+        eprintln!("reanimator: final state differs: {d}");
+    }
+    let calls = total.executed + total.simulated;
+    let secs = report.replay_time.as_secs_f64();
+    eprintln!(
+        "reanimator: replayed {calls} calls in {secs:.3} s ({:.0} calls/s) with {} threads; prepared {} paths ({} bytes) in {:.3} s; {} mismatches; final state: {} paths checked, {} differ{}",
+        calls as f64 / secs.max(1e-9),
+        report.threads,
+        report.prepared_paths,
+        report.prepared_bytes,
+        report.prepare_time.as_secs_f64(),
+        total.mismatched,
+        report.manifest_paths,
+        report.manifest_diffs.len(),
+        if report.aborted { "; stopped at the first mismatch" } else { "" },
+    );
+    Ok(if report.is_clean() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,279 @@
+//! Building a replay root from the *before* states of a trace.
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+
+use reanimator_trace::{FileKind, PathState, Record};
+
+use crate::root::{fd_path, Root};
+use crate::state::{fstat_nofollow, kind_of};
+
+/// What preparing a root did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct PrepareReport {
+    /// Paths created or brought to their recorded state.
+    pub paths: u64,
+    /// Bytes of file contents written.
+    pub bytes: u64,
+    /// Sockets and device nodes not created (replay never creates devices).
+    pub skipped_special: u64,
+    /// Owners not set because the replayer is not root.
+    pub owners_skipped: u64,
+}
+
+/// Applies before-states and path data, in trace order, to a root.
+pub struct Preparer<'r> {
+    root: &'r Root,
+    replace: bool,
+    is_root: bool,
+    /// Directory modes, applied last so read-only directories do not stop
+    /// their children from being created.
+    dir_modes: Vec<(Vec<u8>, u32)>,
+    report: PrepareReport,
+}
+
+fn cvt(r: libc::c_int) -> io::Result<()> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+impl<'r> Preparer<'r> {
+    /// A preparer for `root`. With `replace`, what is in the way is
+    /// removed or overwritten; otherwise existing entries of the right kind
+    /// are reused.
+    pub fn new(root: &'r Root, replace: bool) -> Self {
+        Preparer {
+            root,
+            replace,
+            // SAFETY: geteuid cannot fail.
+            is_root: unsafe { libc::geteuid() } == 0,
+            dir_modes: Vec::new(),
+            report: PrepareReport::default(),
+        }
+    }
+
+    /// Applies one record; other record kinds are ignored.
+    pub fn apply(&mut self, rec: &Record) -> io::Result<()> {
+        match rec {
+            Record::PathState(s) => self.state(s).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("{}: {e}", String::from_utf8_lossy(&s.path)),
+                )
+            }),
+            Record::PathData(d) => {
+                let Some(bytes) = d.data.data.as_deref() else {
+                    return Ok(());
+                };
+                let fd = self
+                    .root
+                    .open_at(&d.path, libc::O_WRONLY | libc::O_NOFOLLOW, 0)?;
+                let mut done = 0;
+                while done < bytes.len() {
+                    // SAFETY: a valid buffer slice.
+                    let n = unsafe {
+                        libc::pwrite(
+                            fd.as_raw_fd(),
+                            bytes[done..].as_ptr().cast(),
+                            bytes.len() - done,
+                            (d.offset + done as u64) as i64,
+                        )
+                    };
+                    if n < 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    done += n as usize;
+                }
+                self.report.bytes += bytes.len() as u64;
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The kind of what is at `path` now, without following it.
+    fn existing(&self, path: &[u8]) -> Option<FileKind> {
+        let fd = self.root.locate(path, false).ok()?;
+        fstat_nofollow(&fd).ok().map(|st| kind_of(st.st_mode))
+    }
+
+    fn state(&mut self, s: &PathState) -> io::Result<()> {
+        if s.path == b"/" || s.path.is_empty() {
+            return Ok(());
+        }
+        let now = self.existing(&s.path);
+        if now.is_some() && now != Some(s.kind) {
+            if !self.replace && !(now == Some(FileKind::Directory) && s.kind == FileKind::Absent) {
+                // An ancestor created earlier, or leftovers: keep what the
+                // trace's own order put there.
+                if s.kind == FileKind::Absent {
+                    return Ok(());
+                }
+            }
+            self.remove(&s.path)?;
+        } else if now.is_some() && s.kind == FileKind::Absent && self.replace {
+            self.remove(&s.path)?;
+        }
+        let (dir, name) = match self.root.parent(&s.path) {
+            Ok(x) => x,
+            // "." or ".." components name directories recorded elsewhere.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        let dfd = dir.as_raw_fd();
+        let exists = self.existing(&s.path).is_some();
+        match s.kind {
+            FileKind::Absent => return Ok(()),
+            FileKind::Directory => {
+                if !exists {
+                    // SAFETY: valid descriptor and C string.
+                    cvt(unsafe { libc::mkdirat(dfd, name.as_ptr(), 0o700) })?;
+                }
+                self.dir_modes.push((s.path.clone(), s.mode));
+            }
+            FileKind::Regular => {
+                // SAFETY: as above; O_NOFOLLOW keeps the open on this entry.
+                let fd = unsafe {
+                    libc::openat(
+                        dfd,
+                        name.as_ptr(),
+                        libc::O_WRONLY
+                            | libc::O_CREAT
+                            | libc::O_TRUNC
+                            | libc::O_NOFOLLOW
+                            | libc::O_CLOEXEC,
+                        0o600,
+                    )
+                };
+                cvt(fd)?;
+                // SAFETY: a fresh descriptor we own.
+                let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+                // SAFETY: valid descriptor.
+                cvt(unsafe { libc::ftruncate(fd.as_raw_fd(), s.size as i64) })?;
+                self.set_xattrs(&fd, s);
+                // SAFETY: valid descriptor.
+                cvt(unsafe { libc::fchmod(fd.as_raw_fd(), s.mode) })?;
+            }
+            FileKind::Symlink => {
+                if !exists {
+                    let target = crate::root::cstring(&s.target)?;
+                    // SAFETY: valid C strings and descriptor.
+                    cvt(unsafe { libc::symlinkat(target.as_ptr(), dfd, name.as_ptr()) })?;
+                }
+            }
+            FileKind::Fifo => {
+                if !exists {
+                    // SAFETY: as above.
+                    cvt(unsafe { libc::mknodat(dfd, name.as_ptr(), libc::S_IFIFO | 0o600, 0) })?;
+                }
+                // SAFETY: as above.
+                cvt(unsafe { libc::fchmodat(dfd, name.as_ptr(), s.mode, 0) })?;
+            }
+            FileKind::Socket | FileKind::CharDevice | FileKind::BlockDevice => {
+                self.report.skipped_special += 1;
+                return Ok(());
+            }
+        }
+        if self.is_root {
+            // SAFETY: as above; never follows a link.
+            cvt(unsafe {
+                libc::fchownat(dfd, name.as_ptr(), s.uid, s.gid, libc::AT_SYMLINK_NOFOLLOW)
+            })?;
+            if s.kind == FileKind::Regular && s.mode & 0o6000 != 0 {
+                // chown clears set-id bits; put them back.
+                // SAFETY: as above.
+                cvt(unsafe { libc::fchmodat(dfd, name.as_ptr(), s.mode, 0) })?;
+            }
+        } else {
+            self.report.owners_skipped += 1;
+        }
+        self.report.paths += 1;
+        Ok(())
+    }
+
+    fn set_xattrs(&self, fd: &OwnedFd, s: &PathState) {
+        let p = fd_path(fd.as_fd());
+        for (name, value) in &s.xattrs {
+            let Ok(n) = std::ffi::CString::new(name.as_slice()) else {
+                continue;
+            };
+            // SAFETY: valid C strings and buffer. Failures (unsupported
+            // namespaces) show up in the final-state check.
+            unsafe {
+                libc::setxattr(
+                    p.as_ptr(),
+                    n.as_ptr(),
+                    value.as_ptr().cast(),
+                    value.len(),
+                    0,
+                )
+            };
+        }
+    }
+
+    /// Removes whatever is at `path`, recursively, confined to the root.
+    fn remove(&self, path: &[u8]) -> io::Result<()> {
+        let (dir, name) = self.root.parent(path)?;
+        remove_at(&dir, &name)
+    }
+
+    /// Applies the deferred directory modes.
+    pub fn finish(mut self) -> io::Result<PrepareReport> {
+        for (path, mode) in self.dir_modes.iter().rev() {
+            let (dir, name) = self.root.parent(path)?;
+            // SAFETY: valid descriptor and C string.
+            cvt(unsafe { libc::fchmodat(dir.as_raw_fd(), name.as_ptr(), *mode, 0) })?;
+            if let Ok(fd) = self.root.open_at(
+                path,
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+                0,
+            ) {
+                let _ = fd;
+            }
+        }
+        self.dir_modes.clear();
+        Ok(std::mem::take(&mut self.report))
+    }
+}
+
+/// Removes `name` in `dir` (recursively for directories), never following
+/// a symbolic link.
+fn remove_at(dir: &OwnedFd, name: &std::ffi::CStr) -> io::Result<()> {
+    let d = dir.as_raw_fd();
+    // SAFETY: valid descriptor and C string.
+    if unsafe { libc::unlinkat(d, name.as_ptr(), 0) } == 0 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    if !matches!(e.raw_os_error(), Some(libc::EISDIR | libc::EPERM)) {
+        return if e.raw_os_error() == Some(libc::ENOENT) {
+            Ok(())
+        } else {
+            Err(e)
+        };
+    }
+    // SAFETY: as above.
+    let sub = unsafe {
+        libc::openat(
+            d,
+            name.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    cvt(sub)?;
+    // SAFETY: a fresh descriptor we own.
+    let sub = unsafe { OwnedFd::from_raw_fd(sub) };
+    let names: Vec<std::ffi::CString> =
+        std::fs::read_dir(fd_path(sub.as_fd()).to_str().expect("ascii"))?
+            .filter_map(Result::ok)
+            .filter_map(|e| std::ffi::CString::new(e.file_name().into_encoded_bytes()).ok())
+            .collect();
+    for n in names {
+        remove_at(&sub, &n)?;
+    }
+    // SAFETY: as above.
+    cvt(unsafe { libc::unlinkat(d, name.as_ptr(), libc::AT_REMOVEDIR) })
+}

@@ -1,0 +1,238 @@
+//! What recorders do so that a trace carries the file-system state it
+//! needs: the state of each path before the trace first touched it, and a
+//! manifest of every touched path at the end.
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::io::{self, Read};
+
+use reanimator_trace::{
+    Capture, CaptureStatus, ContentNote, FileKind, PathData, PathPhase, Record, Role,
+};
+
+use crate::paths::{is_pseudo, join};
+use crate::root::Root;
+use crate::state::{path_state, reopen};
+
+/// Bytes of file contents per path-data record.
+const PIECE: usize = 1 << 20;
+/// Symbolic links followed while resolving one path (the kernel's limit).
+const MAX_HOPS: u32 = 40;
+
+/// How much of the initial state a recorder stores (`record --snapshot`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotPolicy {
+    /// Metadata and full contents of every pre-existing file touched.
+    Contents,
+    /// Metadata only: replay recreates files at their size, zero-filled.
+    Metadata,
+    /// Nothing before; the final manifest is still written.
+    Off,
+}
+
+/// Remembers which paths a recording has touched and records the state of
+/// each one the first time.
+pub struct Snapshotter {
+    policy: SnapshotPolicy,
+    host: Root,
+    /// Every resolved path component seen, with its kind and link target.
+    seen: HashMap<Vec<u8>, (FileKind, Vec<u8>)>,
+    /// Every path the trace named, for the manifest.
+    touched: BTreeSet<Vec<u8>>,
+    /// Before-states recorded.
+    pub paths: u64,
+    /// Content bytes recorded.
+    pub bytes: u64,
+}
+
+impl Snapshotter {
+    /// A snapshotter on the host's file system.
+    pub fn new(policy: SnapshotPolicy) -> io::Result<Self> {
+        Ok(Snapshotter {
+            policy,
+            host: Root::host()?,
+            seen: HashMap::new(),
+            touched: BTreeSet::new(),
+            paths: 0,
+            bytes: 0,
+        })
+    }
+
+    /// Called at the entry of a call naming `abs_path` (absolute, as
+    /// [`join`] makes it), before the call runs. Emits, through `out`, a
+    /// before-state for every component not seen before (following
+    /// symbolic links, including a final one) and, for a regular file with
+    /// `contents_needed`, its contents. Each state takes a fresh id from
+    /// `next_seq`; its contents share that id. Components below one that
+    /// did not exist are never recorded: the trace made them.
+    pub fn touch(
+        &mut self,
+        abs_path: &[u8],
+        contents_needed: bool,
+        next_seq: &mut dyn FnMut() -> u64,
+        time_ns: u64,
+        out: &mut dyn FnMut(Record),
+    ) {
+        if is_pseudo(abs_path) {
+            return;
+        }
+        self.touched.insert(join(b"/", abs_path));
+        if self.policy == SnapshotPolicy::Off {
+            return;
+        }
+        let mut pending: VecDeque<Vec<u8>> = components(abs_path);
+        let mut cur: Vec<u8> = Vec::new();
+        let mut hops = 0;
+        while let Some(c) = pending.pop_front() {
+            if c == b".." {
+                let cut = cur.iter().rposition(|&b| b == b'/').unwrap_or(0);
+                cur.truncate(cut);
+                continue;
+            }
+            let mut cand = cur.clone();
+            cand.push(b'/');
+            cand.extend_from_slice(&c);
+            if is_pseudo(&cand) {
+                return;
+            }
+            let last = pending.is_empty();
+            let (kind, target) = match self.seen.get(&cand) {
+                Some(k) => k.clone(),
+                None => {
+                    let k = self.record(&cand, last && contents_needed, next_seq, time_ns, out);
+                    self.seen.insert(cand.clone(), k.clone());
+                    k
+                }
+            };
+            match kind {
+                FileKind::Absent => return,
+                FileKind::Symlink => {
+                    hops += 1;
+                    if hops > MAX_HOPS {
+                        return;
+                    }
+                    for t in components(&target).into_iter().rev() {
+                        pending.push_front(t);
+                    }
+                    if target.first() == Some(&b'/') {
+                        cur.clear();
+                    }
+                }
+                _ => cur = cand,
+            }
+        }
+    }
+
+    /// Records one component's state; returns its kind and link target.
+    fn record(
+        &mut self,
+        path: &[u8],
+        contents: bool,
+        next_seq: &mut dyn FnMut() -> u64,
+        time_ns: u64,
+        out: &mut dyn FnMut(Record),
+    ) -> (FileKind, Vec<u8>) {
+        let Ok(mut s) = path_state(&self.host, path, PathPhase::Before) else {
+            return (FileKind::Absent, Vec::new());
+        };
+        s.seq = next_seq();
+        s.time_ns = time_ns;
+        let kind = s.kind;
+        let target = s.target.clone();
+        let mut pieces = Vec::new();
+        if kind == FileKind::Regular {
+            s.content = if !contents || self.policy != SnapshotPolicy::Contents {
+                ContentNote::Skipped
+            } else {
+                match self.read_pieces(path, s.size) {
+                    Ok(p) => {
+                        pieces = p;
+                        ContentNote::Complete
+                    }
+                    Err(_) => ContentNote::Unreadable,
+                }
+            };
+        }
+        let seq = s.seq;
+        self.paths += 1;
+        out(Record::PathState(s));
+        let mut offset = 0u64;
+        for p in pieces {
+            let n = p.len() as u64;
+            self.bytes += n;
+            out(Record::PathData(PathData {
+                seq,
+                time_ns,
+                path: path.to_vec(),
+                offset,
+                data: Capture {
+                    arg: 0,
+                    role: Role::Entry,
+                    elem: 0,
+                    status: CaptureStatus::Complete,
+                    len: n,
+                    captured: n,
+                    data: Some(p),
+                },
+            }));
+            offset += n;
+        }
+        (kind, target)
+    }
+
+    /// A file's contents in pieces, as they are now.
+    fn read_pieces(&self, path: &[u8], size: u64) -> io::Result<Vec<Vec<u8>>> {
+        let fd = self.host.locate(path, false)?;
+        let mut f = reopen(&fd)?;
+        let mut pieces = Vec::with_capacity((size as usize).div_ceil(PIECE));
+        loop {
+            let mut buf = vec![0u8; PIECE];
+            let mut n = 0;
+            while n < PIECE {
+                let m = f.read(&mut buf[n..])?;
+                if m == 0 {
+                    break;
+                }
+                n += m;
+            }
+            buf.truncate(n);
+            if n == 0 {
+                break;
+            }
+            let full = n == PIECE;
+            pieces.push(buf);
+            if !full {
+                break;
+            }
+        }
+        Ok(pieces)
+    }
+
+    /// Every path the trace named, sorted.
+    pub fn touched(&self) -> impl Iterator<Item = &[u8]> {
+        self.touched.iter().map(Vec::as_slice)
+    }
+
+    /// Emits the manifest: one after-state per touched path, as it is now.
+    pub fn manifest(
+        &self,
+        next_seq: &mut dyn FnMut() -> u64,
+        time_ns: u64,
+        out: &mut dyn FnMut(Record),
+    ) {
+        for p in &self.touched {
+            if let Ok(mut s) = path_state(&self.host, p, PathPhase::After) {
+                s.seq = next_seq();
+                s.time_ns = time_ns;
+                out(Record::PathState(s));
+            }
+        }
+    }
+}
+
+/// The non-empty, non-`.` components of a path.
+fn components(p: &[u8]) -> VecDeque<Vec<u8>> {
+    p.split(|&b| b == b'/')
+        .filter(|c| !c.is_empty() && *c != b".")
+        .map(<[u8]>::to_vec)
+        .collect()
+}

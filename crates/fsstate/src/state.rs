@@ -1,0 +1,219 @@
+//! The state of one path (what `lstat` and friends say), and comparing
+//! two of them.
+
+use std::io::{self, Read};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+
+use reanimator_trace::{ContentNote, FileKind, PathPhase, PathState};
+
+use crate::root::{fd_path, Root};
+
+/// `fstatat(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)`.
+pub(crate) fn fstat_nofollow(fd: &OwnedFd) -> io::Result<libc::stat> {
+    // SAFETY: a zeroed stat and a valid empty C string.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::fstatat(
+            fd.as_raw_fd(),
+            c"".as_ptr(),
+            &mut st,
+            libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st)
+}
+
+/// The kind of object a `st_mode` describes.
+pub(crate) fn kind_of(mode: u32) -> FileKind {
+    match mode & libc::S_IFMT {
+        libc::S_IFREG => FileKind::Regular,
+        libc::S_IFDIR => FileKind::Directory,
+        libc::S_IFLNK => FileKind::Symlink,
+        libc::S_IFIFO => FileKind::Fifo,
+        libc::S_IFSOCK => FileKind::Socket,
+        libc::S_IFCHR => FileKind::CharDevice,
+        _ => FileKind::BlockDevice,
+    }
+}
+
+/// The state of `path` resolved inside `root` without following a final
+/// symbolic link. A missing path is `Absent`, not an error. `After` states
+/// of regular files carry the xxh3-128 of their contents. `seq` and
+/// `time_ns` are left 0 for the caller.
+pub fn path_state(root: &Root, path: &[u8], phase: PathPhase) -> io::Result<PathState> {
+    let mut s = PathState {
+        seq: 0,
+        time_ns: 0,
+        phase,
+        path: path.to_vec(),
+        kind: FileKind::Absent,
+        mode: 0,
+        uid: 0,
+        gid: 0,
+        size: 0,
+        target: Vec::new(),
+        xattrs: Vec::new(),
+        hash: None,
+        content: ContentNote::None,
+    };
+    let fd = match root.locate(path, false) {
+        Ok(fd) => fd,
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => return Ok(s),
+        Err(e) => return Err(e),
+    };
+    let st = fstat_nofollow(&fd)?;
+    s.kind = kind_of(st.st_mode);
+    s.mode = st.st_mode & 0o7777;
+    s.uid = st.st_uid;
+    s.gid = st.st_gid;
+    s.size = st.st_size as u64;
+    match s.kind {
+        FileKind::Symlink => s.target = readlink_fd(&fd)?,
+        FileKind::Regular | FileKind::Directory => {
+            s.xattrs = xattrs(&fd);
+            if s.kind == FileKind::Regular && phase == PathPhase::After {
+                s.hash = Some(hash_contents(&fd)?);
+            }
+        }
+        _ => {}
+    }
+    Ok(s)
+}
+
+/// The target of the symbolic link an `O_PATH | O_NOFOLLOW` descriptor
+/// holds.
+pub(crate) fn readlink_fd(fd: &OwnedFd) -> io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; libc::PATH_MAX as usize];
+    // SAFETY: buf is writable for its length.
+    let n = unsafe {
+        libc::readlinkat(
+            fd.as_raw_fd(),
+            c"".as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    buf.truncate(n as usize);
+    Ok(buf)
+}
+
+/// Opens the object an `O_PATH` descriptor holds for reading.
+pub(crate) fn reopen(fd: &OwnedFd) -> io::Result<std::fs::File> {
+    let p = fd_path(fd.as_fd());
+    // SAFETY: a valid C string; the result is checked.
+    let r = unsafe {
+        libc::open(
+            p.as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NOCTTY,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor we own.
+    Ok(unsafe { std::fs::File::from_raw_fd(r) })
+}
+
+fn hash_contents(fd: &OwnedFd) -> io::Result<u128> {
+    let mut f = reopen(fd)?;
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            return Ok(h.digest128());
+        }
+        h.update(&buf[..n]);
+    }
+}
+
+/// Extended attributes, sorted by name (empty where unsupported).
+fn xattrs(fd: &OwnedFd) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let p = fd_path(fd.as_fd());
+    let mut names = vec![0u8; 64 * 1024];
+    // SAFETY: buffers are writable for their lengths.
+    let n = unsafe { libc::listxattr(p.as_ptr(), names.as_mut_ptr().cast(), names.len()) };
+    if n <= 0 {
+        return Vec::new();
+    }
+    names.truncate(n as usize);
+    let mut out = Vec::new();
+    for name in names.split(|&b| b == 0).filter(|n| !n.is_empty()) {
+        let Ok(cname) = std::ffi::CString::new(name) else {
+            continue;
+        };
+        let mut val = vec![0u8; 64 * 1024];
+        // SAFETY: as above.
+        let m = unsafe {
+            libc::getxattr(
+                p.as_ptr(),
+                cname.as_ptr(),
+                val.as_mut_ptr().cast(),
+                val.len(),
+            )
+        };
+        if m >= 0 {
+            val.truncate(m as usize);
+            out.push((name.to_vec(), val));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The differences between a recorded state and a replayed one, in words;
+/// empty when they agree. Times are never compared; owners only when
+/// `check_owner`.
+pub fn compare(expected: &PathState, got: &PathState, check_owner: bool) -> Vec<String> {
+    let mut d = Vec::new();
+    if expected.kind != got.kind {
+        d.push(format!(
+            "is {}, expected {}",
+            got.kind.name(),
+            expected.kind.name()
+        ));
+        return d;
+    }
+    if expected.kind == FileKind::Absent {
+        return d;
+    }
+    if expected.mode != got.mode {
+        d.push(format!(
+            "mode {:04o}, expected {:04o}",
+            got.mode, expected.mode
+        ));
+    }
+    if check_owner && (expected.uid, expected.gid) != (got.uid, got.gid) {
+        d.push(format!(
+            "owner {}:{}, expected {}:{}",
+            got.uid, got.gid, expected.uid, expected.gid
+        ));
+    }
+    if expected.kind != FileKind::Directory && expected.size != got.size {
+        d.push(format!("size {}, expected {}", got.size, expected.size));
+    }
+    if expected.target != got.target {
+        d.push(format!(
+            "links to {}, expected {}",
+            String::from_utf8_lossy(&got.target),
+            String::from_utf8_lossy(&expected.target)
+        ));
+    }
+    if expected.xattrs != got.xattrs {
+        d.push("extended attributes differ".into());
+    }
+    if expected.hash.is_some()
+        && got.hash.is_some()
+        && expected.hash != got.hash
+        && expected.size == got.size
+    {
+        d.push("contents differ".into());
+    }
+    d
+}

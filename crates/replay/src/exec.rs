@@ -1,0 +1,876 @@
+//! Executing one recorded call against the replay root.
+//!
+//! Most calls are executed straight from the catalogue: each argument is
+//! translated by its [`Kind`] (traced descriptor → real descriptor, path →
+//! a name confined to the root, input buffer → the recorded bytes, output
+//! buffer → fresh memory of the recorded size), the call is issued with
+//! `syscall(2)`, and its outputs are compared by the same kinds. Calls
+//! that change the emulated process state rather than the file system
+//! (open, close, dup, pipe, clone, execve, chdir, umask, mmap) have an
+//! effect handler in [`Thread::effect`]; that list is the only per-call
+//! code in the replayer.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::sync::Arc;
+
+use reanimator_catalogue::{
+    self as catalogue, Dir, Group, Kind, Len, Replay, Ret, StructType, Syscall,
+};
+use reanimator_fsstate::{fd_path, is_pseudo, join, Root};
+use reanimator_trace::{CaptureStatus, Role, SyscallEvent};
+
+use crate::state::{lock, FdEntry, Listing, Mapping, Proc, Target};
+use crate::verify::{self, Mismatch};
+
+/// `AT_FDCWD` in a 32-bit argument.
+const AT_FDCWD: i32 = -100;
+/// A descriptor number that is never open: calls on traced descriptors
+/// the replay does not know fail with `EBADF`, as they must.
+const BAD_FD: u64 = u32::MAX as u64 >> 1;
+/// Output buffers larger than this are shrunk to the recorded size.
+const OUT_MAX: u64 = 64 << 20;
+
+/// What happened to one call.
+pub(crate) enum Outcome {
+    /// Issued to the kernel; `Some` when the result differs.
+    Executed(Option<Mismatch>),
+    /// Not issued: its result comes from the trace (sockets, inherited
+    /// descriptors, pseudo files) or it only changed emulated state.
+    Simulated(Option<Mismatch>),
+    /// Not replayed, for the reason given.
+    Skipped(&'static str),
+}
+
+/// How much checking replay does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verify {
+    /// None: replay only.
+    None,
+    /// Return values and errnos.
+    Ret,
+    /// Return values and returned data.
+    Full,
+}
+
+/// Where a new process or thread's state comes from: the creating call
+/// hands it over through this callback (`tid`, state).
+pub(crate) type Birth<'a> = &'a dyn Fn(u32, Proc);
+
+/// One replay thread's view: its emulated process and scratch memory.
+pub(crate) struct Thread<'a> {
+    pub proc: Proc,
+    pub root: &'a Root,
+    pub verify: Verify,
+    pub check_owner: bool,
+    pub birth: Birth<'a>,
+}
+
+/// Memory a translated call points into; it lives until the call returns.
+#[derive(Default)]
+struct Keep {
+    bufs: Vec<Vec<u8>>,
+    strings: Vec<CString>,
+    fds: Vec<Arc<OwnedFd>>,
+    paths: Vec<OwnedFd>,
+    iovs: Vec<Vec<libc::iovec>>,
+}
+
+/// An output argument to compare after the call.
+struct Out {
+    param: usize,
+    kind: Kind,
+    /// Index into `Keep::bufs`, or of the first element buffer for iovecs.
+    buf: usize,
+    elems: usize,
+}
+
+fn errno_of(e: &io::Error) -> i64 {
+    -i64::from(e.raw_os_error().unwrap_or(libc::EIO))
+}
+
+/// Issues a raw system call; errors come back as `-errno`.
+fn raw_syscall(nr: u32, a: &[u64; 6]) -> i64 {
+    // SAFETY: every pointer argument was translated to memory owned by the
+    // caller's `Keep` (or NULL); descriptors are the replayer's own.
+    let r = unsafe { libc::syscall(i64::from(nr), a[0], a[1], a[2], a[3], a[4], a[5]) };
+    if r == -1 {
+        errno_of(&io::Error::last_os_error())
+    } else {
+        r
+    }
+}
+
+impl Thread<'_> {
+    /// Replays one call (which returned, and was not interrupted).
+    pub fn run(&mut self, ev: &SyscallEvent, row: &'static Syscall) -> Outcome {
+        if let Some(o) = self.effect(ev, row) {
+            return o;
+        }
+        match row.replay {
+            Replay::Execute if row.params.is_some() => self.execute(ev, row),
+            _ => self.simulate(ev, row),
+        }
+    }
+
+    fn expected(ev: &SyscallEvent) -> i64 {
+        ev.exit.map_or(0, |x| x.ret)
+    }
+
+    /// Not issued: registers the descriptors the call created, so later
+    /// calls on them are simulated too.
+    fn simulate(&mut self, ev: &SyscallEvent, row: &Syscall) -> Outcome {
+        let ret = Self::expected(ev);
+        if ret >= 0 {
+            if row.ret == Ret::Fd {
+                lock(&self.proc.fds).insert(ret as i32, FdEntry::simulated(Vec::new()));
+            }
+            for (i, p) in row.params().iter().enumerate() {
+                if let Kind::Struct {
+                    ty: StructType::FdPair,
+                    ..
+                } = p.kind
+                {
+                    if let Some((a, b)) = fd_pair(ev, i as u8) {
+                        let mut t = lock(&self.proc.fds);
+                        t.insert(a, FdEntry::simulated(Vec::new()));
+                        t.insert(b, FdEntry::simulated(Vec::new()));
+                    }
+                }
+            }
+        }
+        Outcome::Simulated(None)
+    }
+
+    fn path_arg(ev: &SyscallEvent, i: usize) -> Option<&[u8]> {
+        ev.capture(i as u8, Role::Entry)
+            .filter(|c| c.status == CaptureStatus::Complete)
+            .and_then(|c| c.data.as_deref())
+    }
+
+    /// The absolute traced path of argument `i`, joined with the
+    /// directory descriptor argument before it (if any) or the cwd.
+    fn full_path(&self, ev: &SyscallEvent, row: &Syscall, i: usize) -> Result<Vec<u8>, i64> {
+        let path = Self::path_arg(ev, i).ok_or(-i64::from(libc::EFAULT))?;
+        if path.first() == Some(&b'/') {
+            return Ok(join(b"/", path));
+        }
+        let dirfd = (i > 0 && row.params()[i - 1].kind == Kind::DirFd)
+            .then(|| ev.args[i - 1] as i32)
+            .filter(|&d| d != AT_FDCWD);
+        let base = match dirfd {
+            Some(d) => match self.proc.entry(d) {
+                Some(e) if !e.path.is_empty() => e.path,
+                Some(_) => return Err(-i64::from(libc::ENOTDIR)),
+                None => return Err(-i64::from(libc::EBADF)),
+            },
+            None => lock(&self.proc.fs).cwd.clone(),
+        };
+        Ok(join(&base, path))
+    }
+
+    /// True when the call's paths name entries themselves.
+    fn nofollow(ev: &SyscallEvent, row: &Syscall) -> bool {
+        row.in_groups(Group::NOFOLLOW)
+            || row.params().iter().enumerate().any(|(i, p)| {
+                p.kind == Kind::Flags(catalogue::FlagSet::At)
+                    && ev.args[i] & libc::AT_SYMLINK_NOFOLLOW as u64 != 0
+            })
+    }
+
+    /// Executes a call straight from its catalogue row.
+    fn execute(&mut self, ev: &SyscallEvent, row: &'static Syscall) -> Outcome {
+        let expected = Self::expected(ev);
+        let params = row.params();
+        let mut a = ev.args;
+        let mut keep = Keep::default();
+        let mut outs: Vec<Out> = Vec::new();
+        let mut stream_read = false;
+        let nofollow = Self::nofollow(ev, row);
+        for (i, p) in params.iter().enumerate() {
+            let raw = ev.args[i];
+            match p.kind {
+                Kind::Fd => match self.proc.entry(raw as i32) {
+                    Some(FdEntry {
+                        target: Target::Real(fd),
+                        stream,
+                        ..
+                    }) => {
+                        a[i] = fd.as_raw_fd() as u64;
+                        stream_read |= stream;
+                        keep.fds.push(fd);
+                    }
+                    Some(_) => return self.simulate(ev, row),
+                    None => a[i] = BAD_FD,
+                },
+                Kind::DirFd => {}
+                Kind::Path if raw == 0 || Self::path_arg(ev, i) == Some(&b""[..]) => {
+                    // NULL or "" with AT_EMPTY_PATH: the call acts on the
+                    // directory descriptor before it.
+                    if i > 0 && params[i - 1].kind == Kind::DirFd {
+                        match self.proc.entry(ev.args[i - 1] as i32) {
+                            Some(FdEntry {
+                                target: Target::Real(fd),
+                                ..
+                            }) => {
+                                a[i - 1] = fd.as_raw_fd() as u64;
+                                keep.fds.push(fd);
+                            }
+                            Some(_) => return self.simulate(ev, row),
+                            None => a[i - 1] = BAD_FD,
+                        }
+                    }
+                    if raw != 0 {
+                        keep.strings.push(CString::default());
+                        a[i] = keep.strings.last().unwrap().as_ptr() as u64;
+                    }
+                }
+                Kind::Path => {
+                    let full = match self.full_path(ev, row, i) {
+                        Ok(f) => f,
+                        Err(e) => return self.settle(ev, row, e, &keep, &outs),
+                    };
+                    if is_pseudo(&full) {
+                        return self.simulate(ev, row);
+                    }
+                    let name = if nofollow {
+                        self.root.parent(&full).map(|(dir, name)| {
+                            let mut s = fd_path(dir.as_fd()).into_bytes();
+                            s.push(b'/');
+                            s.extend_from_slice(name.as_bytes());
+                            keep.paths.push(dir);
+                            s
+                        })
+                    } else {
+                        self.root.locate(&full, true).map(|fd| {
+                            let s = fd_path(fd.as_fd()).into_bytes();
+                            keep.paths.push(fd);
+                            s
+                        })
+                    };
+                    match name {
+                        Ok(s) => {
+                            keep.strings.push(CString::new(s).expect("no NUL"));
+                            a[i] = keep.strings.last().unwrap().as_ptr() as u64;
+                        }
+                        // Resolution failed: that is the call's result.
+                        Err(e) => return self.settle(ev, row, errno_of(&e), &keep, &outs),
+                    }
+                    if i > 0 && params[i - 1].kind == Kind::DirFd {
+                        a[i - 1] = AT_FDCWD as u64;
+                    }
+                }
+                Kind::Str => {
+                    let Some(s) = Self::path_arg(ev, i) else {
+                        return Outcome::Skipped("string argument not captured");
+                    };
+                    let Ok(c) = CString::new(s) else {
+                        return Outcome::Skipped("string argument not captured");
+                    };
+                    keep.strings.push(c);
+                    a[i] = keep.strings.last().unwrap().as_ptr() as u64;
+                }
+                Kind::CreateMode => {
+                    let mode = raw as u32;
+                    let ty = mode & libc::S_IFMT;
+                    if ty == libc::S_IFCHR || ty == libc::S_IFBLK {
+                        // Device nodes could reach the host's devices.
+                        return self.simulate(ev, row);
+                    }
+                    let umask = lock(&self.proc.fs).umask;
+                    a[i] = u64::from(mode & !umask);
+                }
+                _ if raw == 0 && is_memory(p.kind) => {}
+                Kind::Buf { dir: Dir::In, len }
+                | Kind::Struct {
+                    dir: Dir::In | Dir::InOut,
+                    len,
+                    ..
+                } => {
+                    let want = match len {
+                        Len::Arg(k) => {
+                            // A partial write is replayed as partial.
+                            if row.ret == Ret::Size
+                                && expected >= 0
+                                && (expected as u64) < ev.args[k as usize]
+                            {
+                                a[k as usize] = expected as u64;
+                            }
+                            a[k as usize] as usize
+                        }
+                        Len::Fixed(n) => n as usize,
+                        _ => return self.simulate(ev, row),
+                    };
+                    let mut buf = ev
+                        .capture(i as u8, Role::Entry)
+                        .and_then(|c| c.data.clone())
+                        .unwrap_or_default();
+                    buf.resize(want, 0);
+                    if let Kind::Struct {
+                        dir: Dir::InOut, ..
+                    } = p.kind
+                    {
+                        outs.push(Out {
+                            param: i,
+                            kind: p.kind,
+                            buf: keep.bufs.len(),
+                            elems: 1,
+                        });
+                    }
+                    a[i] = buf.as_ptr() as u64;
+                    keep.bufs.push(buf);
+                }
+                Kind::Buf { dir: Dir::Out, len }
+                | Kind::Struct {
+                    dir: Dir::Out, len, ..
+                } => {
+                    let size = match len {
+                        Len::Fixed(n) => u64::from(n),
+                        Len::Arg(k) => ev.args[k as usize],
+                        Len::Ret => {
+                            let count = params
+                                .iter()
+                                .enumerate()
+                                .skip(i + 1)
+                                .find(|(_, q)| matches!(q.kind, Kind::Size | Kind::UInt));
+                            match count {
+                                Some((k, _)) => {
+                                    let mut n = ev.args[k];
+                                    if stream_read && expected > 0 {
+                                        // Pipes: ask for what the program got.
+                                        n = expected as u64;
+                                    } else if n > OUT_MAX {
+                                        n = expected.max(0) as u64;
+                                    }
+                                    a[k] = n;
+                                    n
+                                }
+                                None => expected.max(0) as u64,
+                            }
+                        }
+                        Len::ArgPtr(_) => return self.simulate(ev, row),
+                    };
+                    let buf = vec![0u8; size.min(OUT_MAX) as usize];
+                    a[i] = buf.as_ptr() as u64;
+                    outs.push(Out {
+                        param: i,
+                        kind: p.kind,
+                        buf: keep.bufs.len(),
+                        elems: 1,
+                    });
+                    keep.bufs.push(buf);
+                }
+                Kind::IoVec { dir, count } => {
+                    let n = (ev.args[count as usize] as usize).min(1024);
+                    let first = keep.bufs.len();
+                    let mut left =
+                        (row.ret == Ret::Size && expected >= 0).then_some(expected as usize);
+                    let mut iov = Vec::with_capacity(n);
+                    for e in 0..n {
+                        let role = if dir == Dir::In {
+                            Role::Entry
+                        } else {
+                            Role::Exit
+                        };
+                        let cap = ev
+                            .captures
+                            .iter()
+                            .find(|c| c.arg == i as u8 && c.role == role && c.elem == e as u32);
+                        let len = cap.map_or(0, |c| c.len as usize).min(OUT_MAX as usize);
+                        let mut buf = if dir == Dir::In {
+                            let mut b = cap.and_then(|c| c.data.clone()).unwrap_or_default();
+                            b.resize(len, 0);
+                            if let Some(l) = left.as_mut() {
+                                // A partial write is replayed as partial.
+                                b.truncate(*l);
+                                *l -= b.len();
+                            }
+                            b
+                        } else {
+                            vec![0u8; len]
+                        };
+                        iov.push(libc::iovec {
+                            iov_base: buf.as_mut_ptr().cast(),
+                            iov_len: buf.len(),
+                        });
+                        keep.bufs.push(buf);
+                    }
+                    if dir != Dir::In {
+                        outs.push(Out {
+                            param: i,
+                            kind: p.kind,
+                            buf: first,
+                            elems: n,
+                        });
+                    }
+                    a[i] = iov.as_ptr() as u64;
+                    keep.iovs.push(iov);
+                }
+                // Memory the catalogue does not describe cannot be replayed.
+                Kind::Ptr | Kind::StrArray | Kind::MsgHdr { .. } => return self.simulate(ev, row),
+                _ => {}
+            }
+        }
+        let mut got = raw_syscall(ev.nr, &a);
+        if stream_read
+            && got > 0
+            && got < expected
+            && outs.len() == 1
+            && ev.nr == libc::SYS_read as u32
+        {
+            // A pipe read returns what is there; keep reading until the
+            // recorded amount arrived, as it had in the recording.
+            let base = a[1];
+            while got < expected {
+                let mut b = a;
+                b[1] = base + got as u64;
+                b[2] = (expected - got) as u64;
+                let r = raw_syscall(ev.nr, &b);
+                if r <= 0 {
+                    break;
+                }
+                got += r;
+            }
+        }
+        self.settle(ev, row, got, &keep, &outs)
+    }
+
+    /// Verifies an executed call's result and outputs.
+    fn settle(
+        &mut self,
+        ev: &SyscallEvent,
+        row: &Syscall,
+        got: i64,
+        keep: &Keep,
+        outs: &[Out],
+    ) -> Outcome {
+        let expected = Self::expected(ev);
+        if row.ret == Ret::Fd && got >= 0 && expected >= 0 {
+            // SAFETY: a descriptor the kernel just returned to us.
+            let fd = unsafe { OwnedFd::from_raw_fd(got as i32) };
+            lock(&self.proc.fds)
+                .insert(expected as i32, FdEntry::real(fd, false, Vec::new(), false));
+        } else if row.ret == Ret::Fd && got >= 0 {
+            // SAFETY: as above; the trace says the call failed, so drop it.
+            drop(unsafe { OwnedFd::from_raw_fd(got as i32) });
+        }
+        if self.verify == Verify::None {
+            return Outcome::Executed(None);
+        }
+        let is_listing = row.params().iter().any(|p| {
+            matches!(
+                p.kind,
+                Kind::Struct {
+                    ty: StructType::Dirents64,
+                    ..
+                }
+            )
+        });
+        if is_listing {
+            return Outcome::Executed(self.listing(ev, got, keep, outs));
+        }
+        if let Some(m) = verify::ret(row.ret, expected, got) {
+            return Outcome::Executed(Some(m));
+        }
+        if self.verify != Verify::Full || got < 0 {
+            return Outcome::Executed(None);
+        }
+        for o in outs {
+            for e in 0..o.elems {
+                let Some(cap) = ev
+                    .captures
+                    .iter()
+                    .find(|c| c.arg == o.param as u8 && c.role == Role::Exit && c.elem == e as u32)
+                else {
+                    continue;
+                };
+                let (CaptureStatus::Complete, Some(want)) = (cap.status, cap.data.as_deref())
+                else {
+                    continue;
+                };
+                let buf = &keep.bufs[o.buf + e];
+                let have = &buf[..want.len().min(buf.len())];
+                let m = match o.kind {
+                    Kind::Struct { ty, .. } => verify::structure(ty, want, have, self.check_owner),
+                    _ if row.name.ends_with("listxattr") => verify::name_list(want, have),
+                    _ => verify::bytes("data", want, have),
+                };
+                if m.is_some() {
+                    return Outcome::Executed(m);
+                }
+            }
+        }
+        Outcome::Executed(None)
+    }
+
+    /// `getdents64`: names are gathered per stream and compared as sets at
+    /// its end, since file systems list entries in different orders.
+    fn listing(
+        &mut self,
+        ev: &SyscallEvent,
+        got: i64,
+        keep: &Keep,
+        outs: &[Out],
+    ) -> Option<Mismatch> {
+        let expected = Self::expected(ev);
+        if (expected < 0 || got < 0) && expected != got {
+            return verify::ret(Ret::Int, expected, got);
+        }
+        let fd = ev.args[0] as i32;
+        let mut table = lock(&self.proc.fds);
+        let entry = table.get_mut(&fd)?;
+        let l = entry.listing.get_or_insert_with(Default::default).clone();
+        drop(table);
+        let mut l = lock(&l);
+        if let Some(cap) = ev
+            .captures
+            .iter()
+            .find(|c| c.role == Role::Exit && c.arg == 1)
+        {
+            if let Some(d) = cap.data.as_deref() {
+                l.expected.extend(verify::dirents(d));
+            }
+        }
+        if let Some(o) = outs.first() {
+            let n = got.max(0) as usize;
+            l.got.extend(verify::dirents(
+                &keep.bufs[o.buf][..n.min(keep.bufs[o.buf].len())],
+            ));
+        }
+        if expected == 0 || got == 0 {
+            let Listing {
+                expected: e,
+                got: g,
+            } = std::mem::take(&mut *l);
+            if self.verify == Verify::Full || (expected == 0) != (got == 0) {
+                if (expected == 0) != (got == 0) {
+                    return Some(format!(
+                        "directory stream ended {}",
+                        if got == 0 { "early" } else { "late" }
+                    ));
+                }
+                return verify::listing(e, g);
+            }
+        }
+        None
+    }
+
+    /// Calls that change emulated process state. `None` means "execute or
+    /// simulate by the table".
+    fn effect(&mut self, ev: &SyscallEvent, row: &'static Syscall) -> Option<Outcome> {
+        let expected = Self::expected(ev);
+        let arg = |i: usize| ev.args[i];
+        let ok = |got: i64| -> Option<Mismatch> { verify::ret(row.ret, expected, got) };
+        Some(match row.name {
+            "open" | "openat" | "creat" | "openat2" => self.open(ev, row),
+            "close" => {
+                let removed = lock(&self.proc.fds).remove(&(arg(0) as i32));
+                let got = if removed.is_some() {
+                    0
+                } else {
+                    -i64::from(libc::EBADF)
+                };
+                match removed {
+                    Some(FdEntry {
+                        target: Target::Simulated,
+                        ..
+                    }) => Outcome::Simulated(None),
+                    _ => Outcome::Executed(ok(got)),
+                }
+            }
+            "close_range" => {
+                let (first, last, flags) = (arg(0) as u32, arg(1) as u32, arg(2) as u32);
+                if flags & libc::CLOSE_RANGE_UNSHARE != 0 {
+                    let copy = lock(&self.proc.fds).clone();
+                    self.proc.fds = Arc::new(std::sync::Mutex::new(copy));
+                }
+                let mut t = lock(&self.proc.fds);
+                let fds: Vec<i32> = t
+                    .keys()
+                    .copied()
+                    .filter(|&f| f as u32 >= first && f as u32 <= last)
+                    .collect();
+                for f in fds {
+                    if flags & libc::CLOSE_RANGE_CLOEXEC != 0 {
+                        t.get_mut(&f).expect("listed").cloexec = true;
+                    } else {
+                        t.remove(&f);
+                    }
+                }
+                Outcome::Simulated(ok(0))
+            }
+            "dup" | "dup2" | "dup3" => {
+                let mut t = lock(&self.proc.fds);
+                let got = match t.get(&(arg(0) as i32)).cloned() {
+                    None => -i64::from(libc::EBADF),
+                    Some(_) if row.name == "dup3" && arg(0) == arg(1) => -i64::from(libc::EINVAL),
+                    Some(_) if row.name == "dup2" && arg(0) == arg(1) => arg(1) as i64,
+                    Some(mut e) if expected >= 0 => {
+                        e.cloexec = row.name == "dup3" && arg(2) & libc::O_CLOEXEC as u64 != 0;
+                        e.listing = None;
+                        t.insert(expected as i32, e);
+                        expected
+                    }
+                    Some(_) => expected,
+                };
+                Outcome::Simulated(verify::ret(Ret::Int, expected, got))
+            }
+            "fcntl" => return self.fcntl(ev),
+            "pipe" | "pipe2" => {
+                let flags = if row.name == "pipe2" {
+                    arg(1) as i32
+                } else {
+                    0
+                };
+                let mut fds = [0i32; 2];
+                // SAFETY: a valid int[2].
+                let r = unsafe {
+                    libc::pipe2(
+                        fds.as_mut_ptr(),
+                        (flags & !libc::O_CLOEXEC) | libc::O_CLOEXEC,
+                    )
+                };
+                let got = if r < 0 {
+                    errno_of(&io::Error::last_os_error())
+                } else {
+                    0
+                };
+                if r == 0 {
+                    // SAFETY: fresh descriptors we own.
+                    let (rd, wr) =
+                        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+                    if let (0, Some((a, b))) = (expected, fd_pair(ev, 0)) {
+                        let cloexec = flags & libc::O_CLOEXEC != 0;
+                        let mut t = lock(&self.proc.fds);
+                        t.insert(a, FdEntry::real(rd, cloexec, Vec::new(), true));
+                        t.insert(b, FdEntry::real(wr, cloexec, Vec::new(), true));
+                    }
+                }
+                Outcome::Executed(ok(got))
+            }
+            "mmap" => return self.mmap(ev),
+            "munmap" => match lock(&self.proc.maps).remove(&arg(0)) {
+                Some(m) => {
+                    drop(m);
+                    Outcome::Executed(None)
+                }
+                None => Outcome::Simulated(None),
+            },
+            "chdir" | "fchdir" => {
+                let target = if row.name == "chdir" {
+                    self.full_path(ev, row, 0)
+                } else {
+                    match self.proc.entry(arg(0) as i32) {
+                        Some(e) if !e.path.is_empty() => Ok(e.path),
+                        Some(_) => return Some(Outcome::Simulated(None)),
+                        None => Err(-i64::from(libc::EBADF)),
+                    }
+                };
+                let got = match &target {
+                    Ok(p) if is_pseudo(p) => 0,
+                    Ok(p) => self
+                        .root
+                        .open_at(p, libc::O_PATH | libc::O_DIRECTORY, 0)
+                        .map_or_else(|e| errno_of(&e), |_| 0),
+                    Err(e) => *e,
+                };
+                if let (Ok(p), 0) = (target, got) {
+                    lock(&self.proc.fs).cwd = p;
+                }
+                Outcome::Executed(ok(got))
+            }
+            "umask" => {
+                let mut fs = lock(&self.proc.fs);
+                let old = fs.umask;
+                fs.umask = arg(0) as u32 & 0o777;
+                Outcome::Simulated(ok(i64::from(old)))
+            }
+            "execve" | "execveat" if expected == 0 => {
+                self.proc.exec();
+                Outcome::Simulated(None)
+            }
+            "clone" | "fork" | "vfork" | "clone3" if expected > 0 => {
+                let flags = match row.name {
+                    "clone" => arg(0),
+                    "vfork" => (libc::CLONE_VM | libc::CLONE_VFORK) as u64,
+                    "clone3" => ev
+                        .capture(0, Role::Entry)
+                        .and_then(|c| c.data.as_deref())
+                        .and_then(|d| d.get(..8))
+                        .map_or(0, |d| u64::from_le_bytes(d.try_into().expect("8 bytes"))),
+                    _ => 0,
+                };
+                (self.birth)(expected as u32, self.proc.child(flags));
+                Outcome::Simulated(None)
+            }
+            _ => return None,
+        })
+    }
+
+    fn open(&mut self, ev: &SyscallEvent, row: &'static Syscall) -> Outcome {
+        let expected = Self::expected(ev);
+        let (path_arg, flags, mode) = match row.name {
+            "open" => (0, ev.args[1] as i32, ev.args[2] as u32),
+            "creat" => (
+                0,
+                libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
+                ev.args[1] as u32,
+            ),
+            "openat" => (1, ev.args[2] as i32, ev.args[3] as u32),
+            _ => {
+                let Some(how) = ev
+                    .capture(2, Role::Entry)
+                    .and_then(|c| c.data.as_deref())
+                    .filter(|d| d.len() >= 16)
+                else {
+                    return Outcome::Skipped("open_how not captured");
+                };
+                let word = |i: usize| {
+                    u64::from_le_bytes(how[i * 8..i * 8 + 8].try_into().expect("8 bytes"))
+                };
+                (1, word(0) as i32, word(1) as u32)
+            }
+        };
+        let full = match self.full_path(ev, row, path_arg) {
+            Ok(f) => f,
+            Err(e) => return Outcome::Executed(verify::ret(Ret::Fd, expected, e)),
+        };
+        if is_pseudo(&full) {
+            if expected >= 0 {
+                lock(&self.proc.fds).insert(expected as i32, FdEntry::simulated(full));
+            }
+            return Outcome::Simulated(None);
+        }
+        let creates = flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE;
+        let mode = if creates {
+            mode & !lock(&self.proc.fs).umask
+        } else {
+            0
+        };
+        let got = match self.root.open_at(&full, flags, mode) {
+            Ok(fd) => {
+                if expected >= 0 {
+                    let stream = is_fifo(&fd);
+                    let cloexec = flags & libc::O_CLOEXEC != 0;
+                    lock(&self.proc.fds)
+                        .insert(expected as i32, FdEntry::real(fd, cloexec, full, stream));
+                }
+                0
+            }
+            Err(e) => errno_of(&e),
+        };
+        Outcome::Executed(verify::ret(Ret::Fd, expected, got))
+    }
+
+    fn fcntl(&mut self, ev: &SyscallEvent) -> Option<Outcome> {
+        let expected = Self::expected(ev);
+        let (fd, cmd, arg) = (ev.args[0] as i32, ev.args[1] as i32, ev.args[2]);
+        let mut t = lock(&self.proc.fds);
+        let Some(entry) = t.get_mut(&fd) else {
+            return Some(Outcome::Simulated(verify::ret(
+                Ret::Int,
+                expected,
+                -i64::from(libc::EBADF),
+            )));
+        };
+        Some(match cmd {
+            libc::F_DUPFD | libc::F_DUPFD_CLOEXEC => {
+                let mut e = entry.clone();
+                e.cloexec = cmd == libc::F_DUPFD_CLOEXEC;
+                e.listing = None;
+                if expected >= 0 {
+                    t.insert(expected as i32, e);
+                }
+                Outcome::Simulated(None)
+            }
+            libc::F_GETFD => {
+                Outcome::Simulated(verify::ret(Ret::Int, expected, i64::from(entry.cloexec)))
+            }
+            libc::F_SETFD => {
+                entry.cloexec = arg & libc::FD_CLOEXEC as u64 != 0;
+                Outcome::Simulated(None)
+            }
+            // Integer-argument commands on the descriptor itself.
+            libc::F_GETFL
+            | libc::F_SETFL
+            | libc::F_GETPIPE_SZ
+            | libc::F_SETPIPE_SZ
+            | libc::F_ADD_SEALS
+            | libc::F_GET_SEALS => {
+                drop(t);
+                return None;
+            }
+            // Locks and owners take pointers the trace does not hold, and
+            // all replay threads are one process, so lock conflicts could
+            // not be reproduced anyway.
+            _ => Outcome::Simulated(None),
+        })
+    }
+
+    fn mmap(&mut self, ev: &SyscallEvent) -> Option<Outcome> {
+        let expected = Self::expected(ev);
+        let (len, prot, flags, fd, off) = (
+            ev.args[1],
+            ev.args[2] as i32,
+            ev.args[3] as i32,
+            ev.args[4] as i32,
+            ev.args[5],
+        );
+        if flags & libc::MAP_ANONYMOUS != 0 || expected < 0 {
+            return Some(Outcome::Simulated(None));
+        }
+        let Some(FdEntry {
+            target: Target::Real(real),
+            ..
+        }) = self.proc.entry(fd)
+        else {
+            return Some(Outcome::Simulated(None));
+        };
+        let flags = flags & !(libc::MAP_FIXED | libc::MAP_FIXED_NOREPLACE | libc::MAP_POPULATE);
+        // SAFETY: a fresh mapping at an address the kernel chooses; nothing
+        // reads or writes it.
+        let addr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len as usize,
+                prot,
+                flags,
+                real.as_raw_fd(),
+                off as i64,
+            )
+        };
+        if addr == libc::MAP_FAILED {
+            let got = errno_of(&io::Error::last_os_error());
+            return Some(Outcome::Executed(verify::ret(Ret::Addr, expected, got)));
+        }
+        lock(&self.proc.maps).insert(expected as u64, Mapping::new(addr as usize, len as usize));
+        Some(Outcome::Executed(None))
+    }
+}
+
+fn is_memory(k: Kind) -> bool {
+    matches!(
+        k,
+        Kind::Buf { .. }
+            | Kind::Struct { .. }
+            | Kind::IoVec { .. }
+            | Kind::MsgHdr { .. }
+            | Kind::StrArray
+    )
+}
+
+fn is_fifo(fd: &OwnedFd) -> bool {
+    // SAFETY: fstat into a zeroed struct.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::fstat(fd.as_raw_fd(), &mut st) };
+    r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFIFO
+}
+
+/// The two descriptors an `int[2]` output holds.
+fn fd_pair(ev: &SyscallEvent, arg: u8) -> Option<(i32, i32)> {
+    let d = ev.capture(arg, Role::Exit)?.data.as_deref()?;
+    let a = i32::from_le_bytes(d.get(0..4)?.try_into().ok()?);
+    let b = i32::from_le_bytes(d.get(4..8)?.try_into().ok()?);
+    Some((a, b))
+}

@@ -1,0 +1,180 @@
+//! The emulated state of the traced processes: descriptor tables, working
+//! directories, umasks and file mappings.
+//!
+//! Replay runs every traced thread as a thread of one process, so the
+//! kernel's per-process state is emulated here: traced descriptor numbers
+//! map to real descriptors (or to simulated ones), tables are shared or
+//! copied exactly as `clone` flags say, and `execve` closes what
+//! `FD_CLOEXEC` marks.
+
+use std::collections::HashMap;
+use std::os::fd::OwnedFd;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// A locked mutex, even if a replay thread panicked while holding it (the
+/// state is still consistent enough to finish the report).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What a traced descriptor number stands for.
+#[derive(Clone)]
+pub(crate) enum Target {
+    /// A real descriptor of the replayer (files, directories, pipes).
+    Real(Arc<OwnedFd>),
+    /// A descriptor whose calls are simulated from the trace: sockets,
+    /// inherited stdio, `/proc` and `/dev` files, epoll and event fds.
+    Simulated,
+}
+
+/// One entry of an emulated descriptor table.
+#[derive(Clone)]
+pub(crate) struct FdEntry {
+    /// What it refers to.
+    pub target: Target,
+    /// `FD_CLOEXEC`, kept here because entries copied by `fork` share one
+    /// real descriptor but not its descriptor flags.
+    pub cloexec: bool,
+    /// The absolute traced path it was opened with (for `*at` calls and
+    /// `fchdir`), empty when unknown.
+    pub path: Vec<u8>,
+    /// A pipe or FIFO: reads are repeated until the recorded byte count
+    /// arrives, since the writer may not have caught up yet.
+    pub stream: bool,
+    /// Directory listing state for stream-level `getdents64` checks.
+    pub listing: Option<Arc<Mutex<Listing>>>,
+}
+
+/// Names a directory stream returned, in the trace and in replay; compared
+/// as sets when the stream ends, because file systems order entries
+/// differently.
+#[derive(Default)]
+pub(crate) struct Listing {
+    pub expected: Vec<(Vec<u8>, u8)>,
+    pub got: Vec<(Vec<u8>, u8)>,
+}
+
+impl FdEntry {
+    /// An entry for a real descriptor.
+    pub fn real(fd: OwnedFd, cloexec: bool, path: Vec<u8>, stream: bool) -> Self {
+        FdEntry {
+            target: Target::Real(Arc::new(fd)),
+            cloexec,
+            path,
+            stream,
+            listing: None,
+        }
+    }
+
+    /// An entry whose calls are simulated.
+    pub fn simulated(path: Vec<u8>) -> Self {
+        FdEntry {
+            target: Target::Simulated,
+            cloexec: false,
+            path,
+            stream: true,
+            listing: None,
+        }
+    }
+}
+
+/// A descriptor table, shared by threads and by `CLONE_FILES` children.
+pub(crate) type FdTable = Arc<Mutex<HashMap<i32, FdEntry>>>;
+
+/// Working directory and umask, shared by `CLONE_FS` children.
+pub(crate) struct FsInfo {
+    /// The absolute traced path of the working directory.
+    pub cwd: Vec<u8>,
+    /// The file mode creation mask.
+    pub umask: u32,
+}
+
+/// A file mapping the replay re-created: traced address to real one.
+pub(crate) struct Mapping {
+    addr: usize,
+    len: usize,
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: a mapping this replayer created and nobody else uses.
+        unsafe { libc::munmap(self.addr as *mut libc::c_void, self.len) };
+    }
+}
+
+impl Mapping {
+    /// Takes ownership of a mapping made with `mmap`.
+    pub fn new(addr: usize, len: usize) -> Self {
+        Mapping { addr, len }
+    }
+}
+
+/// One emulated process, as its threads see it.
+#[derive(Clone)]
+pub(crate) struct Proc {
+    /// Its descriptor table.
+    pub fds: FdTable,
+    /// Its working directory and umask.
+    pub fs: Arc<Mutex<FsInfo>>,
+    /// File mappings by traced address.
+    pub maps: Arc<Mutex<HashMap<u64, Mapping>>>,
+}
+
+impl Proc {
+    /// A process that starts with `fds` (all simulated: inherited
+    /// descriptors point outside the replay) in `cwd`.
+    pub fn initial(fds: impl Iterator<Item = (i32, Vec<u8>)>, cwd: Vec<u8>, umask: u32) -> Self {
+        let table = fds
+            .map(|(fd, target)| (fd, FdEntry::simulated(target)))
+            .collect();
+        Proc {
+            fds: Arc::new(Mutex::new(table)),
+            fs: Arc::new(Mutex::new(FsInfo { cwd, umask })),
+            maps: Arc::default(),
+        }
+    }
+
+    /// The state of a child created by `clone` with `flags`.
+    pub fn child(&self, flags: u64) -> Proc {
+        let share = |bit: i32| flags & bit as u64 != 0;
+        if share(libc::CLONE_THREAD) {
+            return self.clone();
+        }
+        let fds = if share(libc::CLONE_FILES) {
+            self.fds.clone()
+        } else {
+            Arc::new(Mutex::new(lock(&self.fds).clone()))
+        };
+        let fs = if share(libc::CLONE_FS) {
+            self.fs.clone()
+        } else {
+            let f = lock(&self.fs);
+            Arc::new(Mutex::new(FsInfo {
+                cwd: f.cwd.clone(),
+                umask: f.umask,
+            }))
+        };
+        Proc {
+            fds,
+            fs,
+            maps: Arc::default(),
+        }
+    }
+
+    /// A successful `execve`: the table is unshared, `FD_CLOEXEC` entries
+    /// close and the old program's mappings go.
+    pub fn exec(&mut self) {
+        let kept: HashMap<i32, FdEntry> = lock(&self.fds)
+            .iter()
+            .filter(|(_, e)| !e.cloexec)
+            .map(|(&n, e)| (n, e.clone()))
+            .collect();
+        self.fds = Arc::new(Mutex::new(kept));
+        self.maps = Arc::default();
+    }
+
+    /// The entry for traced descriptor `fd`.
+    pub fn entry(&self, fd: i32) -> Option<FdEntry> {
+        lock(&self.fds).get(&fd).cloned()
+    }
+}

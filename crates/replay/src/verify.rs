@@ -1,0 +1,197 @@
+//! What counts as "the same result" when a call is replayed on another
+//! file system.
+//!
+//! Return values and errnos must be equal (descriptor numbers and
+//! addresses only in success or failure, since replay virtualises them).
+//! Returned data must be equal byte for byte, except fields that name a
+//! particular disk or moment: in `stat` and `statx` only type and
+//! permissions, link count (not of directories, which some file systems do
+//! not count), owner (when replaying as the recording user) and size are
+//! compared; `statfs` describes the file system and is not compared;
+//! directory listings are compared as sets when the stream ends.
+
+use reanimator_catalogue::{Ret, StructType};
+
+/// The result of a replayed call differs from the recorded one.
+pub(crate) type Mismatch = String;
+
+/// Compares return values the way the return kind allows.
+pub(crate) fn ret(kind: Ret, expected: i64, got: i64) -> Option<Mismatch> {
+    let same = match kind {
+        Ret::Fd | Ret::Addr => (expected >= 0) == (got >= 0) && (expected >= 0 || expected == got),
+        _ => expected == got,
+    };
+    (!same).then(|| format!("returned {}, expected {}", show(got), show(expected)))
+}
+
+/// A return value with its errno name when it is an error.
+pub(crate) fn show(v: i64) -> String {
+    if (-4095..0).contains(&v) {
+        let e = (-v) as i32;
+        format!(
+            "-1 {} ({})",
+            errno_name(e),
+            std::io::Error::from_raw_os_error(e)
+        )
+        .replace(&format!(" (os error {e})"), "")
+    } else {
+        v.to_string()
+    }
+}
+
+fn errno_name(e: i32) -> &'static str {
+    reanimator_text::errno_name(e as u32).unwrap_or("E?")
+}
+
+/// Compares bytes; the first difference is reported.
+pub(crate) fn bytes(what: &str, expected: &[u8], got: &[u8]) -> Option<Mismatch> {
+    if expected == got {
+        return None;
+    }
+    let at = expected
+        .iter()
+        .zip(got)
+        .position(|(a, b)| a != b)
+        .unwrap_or(expected.len().min(got.len()));
+    Some(format!(
+        "{what} differs at byte {at} of {} (expected {:02x?}, got {:02x?})",
+        expected.len(),
+        &expected[at..(at + 8).min(expected.len())],
+        &got[at..(at + 8).min(got.len())]
+    ))
+}
+
+/// Byte ranges of `struct stat` that must agree: nlink, mode, uid, gid,
+/// size (x86_64 layout).
+const STAT_NLINK: std::ops::Range<usize> = 16..24;
+const STAT_MODE: std::ops::Range<usize> = 24..28;
+const STAT_OWNER: std::ops::Range<usize> = 28..36;
+const STAT_SIZE: std::ops::Range<usize> = 48..56;
+/// The same in `struct statx`.
+const STATX_NLINK: std::ops::Range<usize> = 16..20;
+const STATX_OWNER: std::ops::Range<usize> = 20..28;
+const STATX_MODE: std::ops::Range<usize> = 28..30;
+const STATX_SIZE: std::ops::Range<usize> = 40..48;
+
+/// Compares a structure the kernel returned.
+pub(crate) fn structure(
+    ty: StructType,
+    expected: &[u8],
+    got: &[u8],
+    check_owner: bool,
+) -> Option<Mismatch> {
+    let fields = |mode: std::ops::Range<usize>,
+                  nlink: std::ops::Range<usize>,
+                  owner: std::ops::Range<usize>,
+                  size: std::ops::Range<usize>,
+                  what: &str| {
+        if expected.len() < size.end || got.len() < size.end {
+            return bytes(what, expected, got);
+        }
+        let is_dir = {
+            let m = u32::from(expected[mode.start]) | u32::from(expected[mode.start + 1]) << 8;
+            m & 0o170000 == 0o040000
+        };
+        let mut checks = vec![("mode", mode), ("size", size)];
+        if !is_dir {
+            checks.push(("nlink", nlink));
+        }
+        if check_owner {
+            checks.push(("owner", owner));
+        }
+        for (name, r) in checks {
+            if expected[r.clone()] != got[r.clone()] {
+                return Some(format!(
+                    "{what}.{name} differs (expected {}, got {})",
+                    le(&expected[r.clone()]),
+                    le(&got[r])
+                ));
+            }
+        }
+        None
+    };
+    match ty {
+        StructType::Stat => fields(STAT_MODE, STAT_NLINK, STAT_OWNER, STAT_SIZE, "stat"),
+        StructType::Statx => fields(STATX_MODE, STATX_NLINK, STATX_OWNER, STATX_SIZE, "statx"),
+        // Describes the file system, which replay changes on purpose.
+        StructType::Statfs => None,
+        // Listings are compared per stream (see `dirents`).
+        StructType::Dirents64 | StructType::Dirents => None,
+        _ => bytes("data", expected, got),
+    }
+}
+
+/// Little-endian words of a field, in decimal.
+fn le(b: &[u8]) -> String {
+    let words: Vec<String> = b
+        .chunks(4)
+        .map(|c| {
+            let mut v = 0u32;
+            for (i, &x) in c.iter().enumerate() {
+                v |= u32::from(x) << (8 * i);
+            }
+            v.to_string()
+        })
+        .collect();
+    words.join(":")
+}
+
+/// The (name, type) pairs of a `getdents64` buffer.
+pub(crate) fn dirents(buf: &[u8]) -> Vec<(Vec<u8>, u8)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at + 19 <= buf.len() {
+        let reclen = usize::from(u16::from_le_bytes([buf[at + 16], buf[at + 17]]));
+        if reclen < 19 || at + reclen > buf.len() {
+            break;
+        }
+        let ty = buf[at + 18];
+        let name = &buf[at + 19..at + reclen];
+        let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+        out.push((name.to_vec(), ty));
+        at += reclen;
+    }
+    out
+}
+
+/// Compares two complete directory listings as sets.
+pub(crate) fn listing(
+    mut expected: Vec<(Vec<u8>, u8)>,
+    mut got: Vec<(Vec<u8>, u8)>,
+) -> Option<Mismatch> {
+    expected.sort();
+    got.sort();
+    if expected == got {
+        return None;
+    }
+    let missing: Vec<String> = expected
+        .iter()
+        .filter(|e| !got.contains(e))
+        .map(|(n, _)| String::from_utf8_lossy(n).into_owned())
+        .take(5)
+        .collect();
+    let extra: Vec<String> = got
+        .iter()
+        .filter(|e| !expected.contains(e))
+        .map(|(n, _)| String::from_utf8_lossy(n).into_owned())
+        .take(5)
+        .collect();
+    Some(format!(
+        "directory listing differs: missing {missing:?}, unexpected {extra:?}"
+    ))
+}
+
+/// Compares NUL-separated name lists (listxattr) as sets: file systems
+/// keep attributes in different orders.
+pub(crate) fn name_list(expected: &[u8], got: &[u8]) -> Option<Mismatch> {
+    let split = |b: &[u8]| {
+        let mut v: Vec<Vec<u8>> = b
+            .split(|&c| c == 0)
+            .filter(|s| !s.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect();
+        v.sort();
+        v
+    };
+    (split(expected) != split(got)).then(|| "attribute name list differs".to_string())
+}
