@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use reanimator_ptrace::{record, DataPolicy, RecordSummary, Target};
+use reanimator_ptrace::{record, DataPolicy, RecordSummary, SnapshotPolicy, Target};
 use reanimator_trace::{ClockAnchor, ExitStatus, TraceMeta, Writer, WriterOptions};
 
 /// Arguments of `reanimator record`.
@@ -46,6 +46,12 @@ pub struct RecordArgs {
     /// cheaper. `none` lets the scheduler place them.
     #[arg(long, value_name = "CPU|none")]
     pub cpu: Option<String>,
+    /// Initial file-system state stored for replay: `contents` (metadata
+    /// and contents of every pre-existing file the program touches,
+    /// libraries included), `meta` (metadata only; replay zero-fills), or
+    /// `off`. See docs/REPLAY.md.
+    #[arg(long, value_enum, default_value_t = SnapshotArg::Contents)]
+    pub snapshot: SnapshotArg,
     /// The command to record and its arguments.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -170,7 +176,12 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
     };
     let mut writer = Writer::create(&output, &meta, opts)
         .with_context(|| "cannot create the trace".to_string())?;
-    let result = record(&target, args.data, pin, &mut writer);
+    let snapshot = match args.snapshot {
+        SnapshotArg::Contents => SnapshotPolicy::Contents,
+        SnapshotArg::Meta => SnapshotPolicy::Metadata,
+        SnapshotArg::Off => SnapshotPolicy::Off,
+    };
+    let result = record(&target, args.data, pin, snapshot, &mut writer);
     // Finish the trace whatever happened: what was recorded is kept.
     let (_, end) = writer
         .finish()
@@ -206,6 +217,13 @@ fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, los
         s.threads,
         s.duration.as_secs_f64(),
     );
+    if s.snapshot_paths > 0 {
+        line.push_str(&format!(
+            "; initial state: {} paths, {}",
+            s.snapshot_paths,
+            human_bytes(s.snapshot_bytes)
+        ));
+    }
     for (n, what) in [
         (
             s.unfinished,
@@ -232,4 +250,15 @@ fn human_bytes(b: u64) -> String {
         1_000_000..1_000_000_000 => format!("{:.1} MB", b as f64 / 1e6),
         _ => format!("{:.2} GB", b as f64 / 1e9),
     }
+}
+
+/// `--snapshot`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum SnapshotArg {
+    /// Metadata and contents.
+    Contents,
+    /// Metadata only.
+    Meta,
+    /// Nothing.
+    Off,
 }

@@ -12,11 +12,11 @@ silently.
 # Example
 
 ```no_run
-use reanimator_ptrace::{record, DataPolicy, Target};
+use reanimator_ptrace::{record, DataPolicy, SnapshotPolicy, Target};
 use reanimator_trace::{TraceMeta, Writer, WriterOptions};
 let target = Target::spawn(&["/bin/true".into()])?;
 let mut w = Writer::create("true.rtr".as_ref(), &TraceMeta::default(), WriterOptions::default())?;
-let summary = record(&target, DataPolicy::All, None, &mut w)?;
+let summary = record(&target, DataPolicy::All, None, SnapshotPolicy::Contents, &mut w)?;
 w.finish()?;
 println!("{} processes", summary.processes);
 # Ok::<(), Box<dyn std::error::Error>>(())
@@ -36,6 +36,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use capture::{CaptureCounts, DataPolicy, CAPTURE_MAX};
+pub use reanimator_fsstate::SnapshotPolicy;
 use reanimator_trace::{ExitStatus, Writer};
 
 /// What to record.
@@ -119,6 +120,10 @@ pub struct RecordSummary {
     pub root_status: Option<ExitStatus>,
     /// Wall time of the recording.
     pub duration: Duration,
+    /// Paths whose initial state was recorded (`--snapshot`).
+    pub snapshot_paths: u64,
+    /// Bytes of initial file contents recorded.
+    pub snapshot_bytes: u64,
 }
 
 /// Why a recording failed.
@@ -180,7 +185,8 @@ pub fn record<W: Write + Send>(
     target: &Target,
     data: DataPolicy,
     pin_cpu: Option<usize>,
+    snapshot: SnapshotPolicy,
     writer: &mut Writer<W>,
 ) -> Result<RecordSummary, Error> {
-    tracer::run(target, data, pin_cpu, writer)
+    tracer::run(target, data, pin_cpu, snapshot, writer)
 }

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use reanimator_catalogue as catalogue;
+use reanimator_fsstate::{join, SnapshotPolicy, Snapshotter};
 use reanimator_trace::{
     ExitStatus, ProcessExit, ProcessStart, Record, Role, SignalDelivery, StartCause, SyscallExit,
     SyscallHead, Writer,
@@ -118,6 +119,8 @@ struct Tracer<'s, 'q> {
     last_flush: Instant,
     summary: RecordSummary,
     counts: CaptureCounts,
+    /// The initial state of touched paths, and the final manifest.
+    snap: Snapshotter,
 }
 
 /// Runs `target` under the recorder until every tracee has exited (or,
@@ -127,15 +130,19 @@ pub(crate) fn run<W: Write + Send>(
     target: &Target,
     policy: DataPolicy,
     pin_cpu: Option<usize>,
+    snapshot: SnapshotPolicy,
     writer: &mut Writer<W>,
 ) -> Result<RecordSummary, Error> {
-    with_writer_thread(writer, |sink| trace(target, policy, pin_cpu, sink))
+    with_writer_thread(writer, |sink| {
+        trace(target, policy, pin_cpu, snapshot, sink)
+    })
 }
 
 fn trace(
     target: &Target,
     policy: DataPolicy,
     pin_cpu: Option<usize>,
+    snapshot: SnapshotPolicy,
     sink: &mut Sink<'_>,
 ) -> Result<RecordSummary, Error> {
     let _restore = SavedState::save();
@@ -157,6 +164,7 @@ fn trace(
         last_flush: Instant::now(),
         summary: RecordSummary::default(),
         counts: CaptureCounts::default(),
+        snap: Snapshotter::new(snapshot).map_err(Error::Ptrace)?,
     };
     match target {
         Target::Spawn { program, argv, env } => t.spawn(program, argv, env)?,
@@ -167,6 +175,7 @@ fn trace(
     let result = t.event_loop();
     disarm_flush_timer();
     result?;
+    t.write_manifest()?;
     t.summary.root_status = t.root_status;
     t.summary.captures = t.counts;
     t.summary.duration = started.elapsed();
@@ -254,6 +263,48 @@ impl Tracer<'_, '_> {
 
     fn write(&mut self, r: Record) -> Result<(), Error> {
         self.sink.record(r)
+    }
+
+    /// Records what `path` looked like before the trace first touched it.
+    fn snapshot(&mut self, path: &[u8], contents: bool) -> Result<(), Error> {
+        let mut records = Vec::new();
+        let mut next = self.next_seq;
+        self.snap.touch(
+            path,
+            contents,
+            &mut || {
+                next += 1;
+                next - 1
+            },
+            now_ns(),
+            &mut |r| records.push(r),
+        );
+        self.next_seq = next;
+        for r in records {
+            self.write(r)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the final state of every path the trace touched.
+    fn write_manifest(&mut self) -> Result<(), Error> {
+        let mut records = Vec::new();
+        let mut next = self.next_seq;
+        self.snap.manifest(
+            &mut || {
+                next += 1;
+                next - 1
+            },
+            now_ns(),
+            &mut |r| records.push(r),
+        );
+        self.next_seq = next;
+        for r in records {
+            self.write(r)?;
+        }
+        self.summary.snapshot_paths = self.snap.paths;
+        self.summary.snapshot_bytes = self.snap.bytes;
+        Ok(())
     }
 
     /// Forks and execs the command stopped at its first instruction under
@@ -452,13 +503,12 @@ impl Tracer<'_, '_> {
         let policy = self.policy;
         match info.op {
             OP_ENTRY => {
-                let seq = self.seq();
                 let task = self
                     .tasks
                     .get_mut(&pid)
                     .expect("task adopted before dispatch");
-                let head = SyscallHead {
-                    seq,
+                let mut head = SyscallHead {
+                    seq: 0,
                     tgid: task.tgid,
                     tid: pid as u32,
                     nr: info.nr(),
@@ -467,6 +517,7 @@ impl Tracer<'_, '_> {
                     exit: None,
                 };
                 task.captures.clear();
+                let mut touched = Vec::new();
                 if let Some(row) = catalogue::by_nr(head.nr) {
                     let view = CallView {
                         pid,
@@ -475,7 +526,18 @@ impl Tracer<'_, '_> {
                         role: Role::Entry,
                     };
                     capture(row, &view, policy, &mut task.captures, &mut self.counts);
+                    touched = touched_paths(pid, row, &head.args, &task.captures);
                 }
+                // The state of each path before this call touches it: these
+                // records take smaller ids than the call itself.
+                for (path, contents) in touched {
+                    self.snapshot(&path, contents)?;
+                }
+                head.seq = self.seq();
+                let task = self
+                    .tasks
+                    .get_mut(&pid)
+                    .expect("task adopted before dispatch");
                 task.pending = Some(head);
             }
             OP_EXIT => {
@@ -627,4 +689,58 @@ impl Tracer<'_, '_> {
             let _ = self.write_end(task.tgid, pid, ExitStatus::Detached);
         }
     }
+}
+
+/// The absolute paths a call names (joined with its working directory or
+/// directory descriptor, read from /proc), each with whether its contents
+/// matter: not when the call truncates the file for writing.
+fn touched_paths(
+    pid: i32,
+    row: &catalogue::Syscall,
+    args: &[u64; 6],
+    caps: &Captures,
+) -> Vec<(Vec<u8>, bool)> {
+    let params = row.params();
+    let mut out = Vec::new();
+    for (i, p) in params.iter().enumerate() {
+        if p.kind != catalogue::Kind::Path {
+            continue;
+        }
+        let Some(path) = caps.heads.iter().find_map(|(h, r)| {
+            (h.arg == i as u8
+                && h.role == Role::Entry
+                && h.status == reanimator_trace::CaptureStatus::Complete)
+                .then(|| &caps.bytes[r.clone()])
+        }) else {
+            continue;
+        };
+        if path.is_empty() {
+            continue;
+        }
+        let base = if path[0] == b'/' {
+            b"/".to_vec()
+        } else {
+            let dirfd = (i > 0 && params[i - 1].kind == catalogue::Kind::DirFd)
+                .then(|| args[i - 1] as i32)
+                .filter(|&d| d != libc::AT_FDCWD);
+            let link = match dirfd {
+                Some(d) => format!("/proc/{pid}/fd/{d}"),
+                None => format!("/proc/{pid}/cwd"),
+            };
+            match std::fs::read_link(link) {
+                Ok(b) => b.into_os_string().into_encoded_bytes(),
+                Err(_) => continue,
+            }
+        };
+        let truncates = match row.name {
+            "creat" => true,
+            "open" | "openat" => {
+                let flags = args[if row.name == "open" { 1 } else { 2 }] as i32;
+                flags & libc::O_TRUNC != 0 && flags & libc::O_ACCMODE != libc::O_RDONLY
+            }
+            _ => false,
+        };
+        out.push((join(&base, path), !truncates));
+    }
+    out
 }

@@ -22,7 +22,7 @@ use std::sync::mpsc;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use reanimator_ptrace::{record, DataPolicy, RecordSummary, Target};
+use reanimator_ptrace::{record, DataPolicy, RecordSummary, SnapshotPolicy, Target};
 use reanimator_trace::{
     CaptureStatus, ExitStatus, ProcessExit, ProcessStart, ReadOptions, Reader, Record, Role,
     SignalDelivery, StartCause, SyscallEvent, TraceMeta, Writer, WriterOptions,
@@ -141,7 +141,8 @@ fn record_with_timeout(
             let result = (|| -> Result<RecordSummary, String> {
                 let mut w = Writer::create(&trace, &TraceMeta::default(), WriterOptions::default())
                     .map_err(|e| e.to_string())?;
-                let summary = record(&target, policy, None, &mut w).map_err(|e| e.to_string())?;
+                let summary = record(&target, policy, None, SnapshotPolicy::Contents, &mut w)
+                    .map_err(|e| e.to_string())?;
                 w.finish().map_err(|e| e.to_string())?;
                 Ok(summary)
             })();
@@ -2436,6 +2437,7 @@ fn spawn_and_attach_errors() {
         },
         DataPolicy::All,
         None,
+        SnapshotPolicy::Contents,
         &mut w,
     )
     .expect_err("attach to a missing process");
