@@ -106,12 +106,11 @@ impl<'r> Preparer<'r> {
         }
         let now = self.existing(&s.path);
         if now.is_some() && now != Some(s.kind) {
-            if !self.replace && !(now == Some(FileKind::Directory) && s.kind == FileKind::Absent) {
-                // An ancestor created earlier, or leftovers: keep what the
-                // trace's own order put there.
-                if s.kind == FileKind::Absent {
-                    return Ok(());
-                }
+            // Something recorded absent but already here (not a directory)
+            // was put there by an earlier record: keep it unless told to
+            // replace.
+            if s.kind == FileKind::Absent && !self.replace && now != Some(FileKind::Directory) {
+                return Ok(());
             }
             self.remove(&s.path)?;
         } else if now.is_some() && s.kind == FileKind::Absent && self.replace {

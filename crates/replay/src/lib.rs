@@ -561,7 +561,7 @@ fn prepare(
             prep.apply(&rec).map_err(Error::Prepare)?;
         }
         n += 1;
-        if n % 4096 == 0 {
+        if n.is_multiple_of(4096) {
             progress
                 .read_bytes
                 .store(reader.offset(), Ordering::Relaxed);
