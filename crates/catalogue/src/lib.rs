@@ -66,7 +66,7 @@ pub struct Param {
 /// What an argument word means, and for memory arguments what to capture.
 ///
 /// Memory kinds (`Path`, `Str`, `StrArray`, `Buf`, `Struct`, `IoVec`,
-/// `MsgHdr`) are the ones a recorder reads from the tracee; every other kind
+/// `MsgHdr`, `Mapped`) are the ones a recorder reads from the tracee; every other kind
 /// is fully described by the raw argument word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -78,6 +78,14 @@ pub enum Kind {
     Hex,
     /// A user-space address that is not dereferenced.
     Ptr,
+    /// A range of the caller's mappings (munmap, msync): where it overlaps
+    /// a shared writable file mapping, its bytes are read at entry. Stores
+    /// through such a mapping change the file with no system call; this
+    /// capture is how they reach the trace and the replay.
+    Mapped {
+        /// Index of the parameter holding the range's length.
+        len: u8,
+    },
     /// A file descriptor.
     Fd,
     /// A directory descriptor for `*at` calls (`AT_FDCWD` is shown by name).
@@ -335,6 +343,7 @@ impl fmt::Display for Kind {
             Kind::UInt => f.write_str("uint"),
             Kind::Hex => f.write_str("hex"),
             Kind::Ptr => f.write_str("ptr"),
+            Kind::Mapped { len } => write!(f, "mapped[arg{len}]"),
             Kind::Fd => f.write_str("fd"),
             Kind::DirFd => f.write_str("dirfd"),
             Kind::Pid => f.write_str("pid"),

@@ -230,6 +230,10 @@ fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, los
             "calls unfinished (the task ended or was detached inside them)",
         ),
         (s.captures.truncated, "captures truncated"),
+        (
+            s.mappings_at_exit,
+            "shared writable mappings open at exit (stores after their last msync not captured)",
+        ),
         (s.captures.unreadable, "captures unreadable"),
         (
             s.entered_before_attach,

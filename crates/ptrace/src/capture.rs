@@ -7,6 +7,7 @@ use std::ops::Range;
 use reanimator_catalogue::{Dir, Kind, Len, Syscall};
 use reanimator_trace::{CaptureHead, CaptureStatus, Role};
 
+use crate::mappings::overlaps;
 use crate::sys::read_mem;
 
 /// Longest path read (`PATH_MAX`).
@@ -69,6 +70,8 @@ pub(crate) struct CallView<'a> {
     /// or after a failure.
     pub ret: Option<i64>,
     pub role: Role,
+    /// The process's shared writable file mappings (see `Kind::Mapped`).
+    pub shared: &'a [(u64, u64)],
 }
 
 impl CallView<'_> {
@@ -140,6 +143,12 @@ pub(crate) fn capture(
             Kind::StrArray if view.role == Role::Entry => {
                 for (elem, ptr) in pointer_array(view.pid, addr).into_iter().enumerate() {
                     take_cstr(view.pid, arg, elem as u32, ptr, STR_MAX, out, counts);
+                }
+            }
+            Kind::Mapped { len } if view.role == Role::Entry => {
+                let n = view.args[len as usize];
+                if overlaps(view.shared, addr, n) {
+                    take_data(0, addr, n, n);
                 }
             }
             Kind::Buf { dir, len } if view.reads(dir) => {

@@ -24,6 +24,7 @@ println!("{} processes", summary.processes);
 */
 
 mod capture;
+mod mappings;
 mod procfs;
 mod sink;
 mod sys;
@@ -124,6 +125,10 @@ pub struct RecordSummary {
     pub snapshot_paths: u64,
     /// Bytes of initial file contents recorded.
     pub snapshot_bytes: u64,
+    /// Shared writable file mappings still mapped when their process
+    /// exited or exec'd: stores through them after their last `msync` or
+    /// `munmap` reached the file without the trace seeing them.
+    pub mappings_at_exit: u64,
 }
 
 /// Why a recording failed.

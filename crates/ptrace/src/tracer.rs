@@ -21,6 +21,7 @@ use reanimator_trace::{
 };
 
 use crate::capture::{capture, CallView, CaptureCounts, Captures, DataPolicy};
+use crate::mappings::SharedMappings;
 use crate::sink::{with_writer_thread, Sink};
 use crate::sys::{self, OP_ENTRY, OP_EXIT};
 use crate::{procfs, Error, RecordSummary, Target};
@@ -101,6 +102,10 @@ struct Task {
     /// The call it is inside, from its entry stop until its exit stop.
     pending: Option<SyscallHead>,
     captures: Captures,
+    /// The thread id it had before an `execve` from a non-leader thread
+    /// gave it the leader's: its end is recorded after the execve itself,
+    /// so every event of the old id precedes that end.
+    superseded: Option<i32>,
 }
 
 /// The recorder's state for one run.
@@ -121,6 +126,8 @@ struct Tracer<'s, 'q> {
     counts: CaptureCounts,
     /// The initial state of touched paths, and the final manifest.
     snap: Snapshotter,
+    /// Where stores reach files without system calls.
+    shared: SharedMappings,
 }
 
 /// Runs `target` under the recorder until every tracee has exited (or,
@@ -165,6 +172,7 @@ fn trace(
         summary: RecordSummary::default(),
         counts: CaptureCounts::default(),
         snap: Snapshotter::new(snapshot).map_err(Error::Ptrace)?,
+        shared: SharedMappings::default(),
     };
     match target {
         Target::Spawn { program, argv, env } => t.spawn(program, argv, env)?,
@@ -398,6 +406,7 @@ impl Tracer<'_, '_> {
                 tgid,
                 pending: None,
                 captures: Captures::default(),
+                superseded: None,
             },
         );
         self.write(Record::ProcessStart(start))
@@ -524,6 +533,7 @@ impl Tracer<'_, '_> {
                         args: &head.args,
                         ret: None,
                         role: Role::Entry,
+                        shared: self.shared.of(head.tgid),
                     };
                     capture(row, &view, policy, &mut task.captures, &mut self.counts);
                     touched = touched_paths(pid, row, &head.args, &task.captures);
@@ -563,10 +573,15 @@ impl Tracer<'_, '_> {
                         args: &head.args,
                         ret,
                         role: Role::Exit,
+                        shared: &[],
                     };
                     capture(row, &view, policy, &mut task.captures, &mut self.counts);
+                    if let Some(ret) = ret {
+                        self.shared.after_call(head.tgid, row.name, &head.args, ret);
+                    }
                 }
                 self.write_syscall(pid, &head)?;
+                self.end_superseded(pid)?;
             }
             _ => {}
         }
@@ -587,9 +602,13 @@ impl Tracer<'_, '_> {
             return Ok(());
         };
         let former = former as i32;
+        if let Some(task) = self.tasks.get(&former).or_else(|| self.tasks.get(&pid)) {
+            let tgid = task.tgid;
+            self.summary.mappings_at_exit += self.shared.forget(tgid) as u64;
+        }
         if former != pid {
-            if let Some(task) = self.tasks.remove(&former) {
-                self.write_end(task.tgid, former, ExitStatus::Superseded { by: pid as u32 })?;
+            if let Some(mut task) = self.tasks.remove(&former) {
+                task.superseded = Some(former);
                 if let Some(old) = self.tasks.insert(pid, task) {
                     if let Some(head) = &old.pending {
                         self.summary.unfinished += 1;
@@ -599,6 +618,20 @@ impl Tracer<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// Records the end of the thread id `pid` had before its exec, once.
+    fn end_superseded(&mut self, pid: i32) -> Result<(), Error> {
+        let Some(task) = self.tasks.get_mut(&pid) else {
+            return Ok(());
+        };
+        match task.superseded.take() {
+            Some(former) => {
+                let tgid = task.tgid;
+                self.write_end(tgid, former, ExitStatus::Superseded { by: pid as u32 })
+            }
+            None => Ok(()),
+        }
     }
 
     fn on_signal(&mut self, pid: i32, sig: i32) -> Result<(), Error> {
@@ -638,6 +671,9 @@ impl Tracer<'_, '_> {
             }
             self.sink.call(head, &task.captures)?;
         }
+        if let Some(former) = task.superseded {
+            self.write_end(task.tgid, former, ExitStatus::Superseded { by: pid as u32 })?;
+        }
         let how = if libc::WIFEXITED(status) {
             ExitStatus::Exited(libc::WEXITSTATUS(status))
         } else {
@@ -648,6 +684,9 @@ impl Tracer<'_, '_> {
         };
         if self.root == Some(pid) {
             self.root_status = Some(how);
+        }
+        if pid as u32 == task.tgid {
+            self.summary.mappings_at_exit += self.shared.forget(task.tgid) as u64;
         }
         self.write_end(task.tgid, pid, how)
     }
@@ -685,6 +724,10 @@ impl Tracer<'_, '_> {
             if let Some(head) = &task.pending {
                 self.summary.unfinished += 1;
                 let _ = self.sink.call(head, &task.captures);
+            }
+            if let Some(former) = task.superseded {
+                let _ =
+                    self.write_end(task.tgid, former, ExitStatus::Superseded { by: pid as u32 });
             }
             let _ = self.write_end(task.tgid, pid, ExitStatus::Detached);
         }

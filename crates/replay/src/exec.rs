@@ -13,7 +13,9 @@
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use reanimator_catalogue::{
     self as catalogue, Dir, Group, Kind, Len, Replay, Ret, StructType, Syscall,
@@ -65,7 +67,14 @@ pub(crate) struct Thread<'a> {
     pub verify: Verify,
     pub check_owner: bool,
     pub birth: Birth<'a>,
+    /// Calls finished by all replay threads: a pipe call that cannot go
+    /// on while this stands still is waiting for something that will
+    /// never come.
+    pub progress: &'a AtomicU64,
 }
+
+/// How long a pipe call may wait while the whole replay stands still.
+const STALL: Duration = Duration::from_secs(10);
 
 /// Memory a translated call points into; it lives until the call returns.
 #[derive(Default)]
@@ -84,6 +93,38 @@ struct Out {
     /// Index into `Keep::bufs`, or of the first element buffer for iovecs.
     buf: usize,
     elems: usize,
+}
+
+/// The descriptor a `/proc/{self,thread-self,PID,PID/task/TID}/fd/N`
+/// path of the calling thread names, and what follows it.
+fn proc_fd_link(path: &[u8], tgid: u32, tid: u32) -> Option<(i32, &[u8])> {
+    let rest = path.strip_prefix(b"/proc/")?;
+    let (who, rest) = split_component(rest);
+    let rest = match who {
+        b"self" | b"thread-self" => rest,
+        _ if who == tgid.to_string().as_bytes() || who == tid.to_string().as_bytes() => {
+            match split_component(rest) {
+                (b"task", r) => split_component(r).1,
+                _ => rest,
+            }
+        }
+        _ => return None,
+    };
+    let (fd_dir, rest) = split_component(rest);
+    let (number, rest) = split_component(rest);
+    if fd_dir != b"fd" {
+        return None;
+    }
+    let fd = std::str::from_utf8(number).ok()?.parse().ok()?;
+    Some((fd, rest))
+}
+
+/// The first component of a relative path and the rest.
+fn split_component(p: &[u8]) -> (&[u8], &[u8]) {
+    match p.iter().position(|&b| b == b'/') {
+        Some(i) => (&p[..i], &p[i + 1..]),
+        None => (p, b""),
+    }
 }
 
 fn errno_of(e: &io::Error) -> i64 {
@@ -153,12 +194,9 @@ impl Thread<'_> {
     /// directory descriptor argument before it (if any) or the cwd.
     fn full_path(&self, ev: &SyscallEvent, row: &Syscall, i: usize) -> Result<Vec<u8>, i64> {
         let path = Self::path_arg(ev, i).ok_or(-i64::from(libc::EFAULT))?;
-        if path.first() == Some(&b'/') {
-            return Ok(join(b"/", path));
-        }
         let dirfd = (i > 0 && row.params()[i - 1].kind == Kind::DirFd)
             .then(|| ev.args[i - 1] as i32)
-            .filter(|&d| d != AT_FDCWD);
+            .filter(|&d| d != AT_FDCWD && path.first() != Some(&b'/'));
         let base = match dirfd {
             Some(d) => match self.proc.entry(d) {
                 Some(e) if !e.path.is_empty() => e.path,
@@ -167,7 +205,18 @@ impl Thread<'_> {
             },
             None => lock(&self.proc.fs).cwd.clone(),
         };
-        Ok(join(&base, path))
+        let full = join(&base, path);
+        // `/proc/self/fd/N` names the traced descriptor N (tar, coreutils
+        // and glibc's fchmodat fallback use it): follow it in the emulated
+        // table, never to the host's /proc.
+        if let Some((fd, rest)) = proc_fd_link(&full, ev.tgid, ev.tid) {
+            return match self.proc.entry(fd) {
+                Some(e) if !e.path.is_empty() && !is_pseudo(&e.path) => Ok(join(&e.path, rest)),
+                Some(_) => Ok(full),
+                None => Err(-i64::from(libc::ENOENT)),
+            };
+        }
+        Ok(full)
     }
 
     /// True when the call's paths name entries themselves.
@@ -187,6 +236,7 @@ impl Thread<'_> {
         let mut keep = Keep::default();
         let mut outs: Vec<Out> = Vec::new();
         let mut stream_read = false;
+        let mut stream_fd = None;
         let nofollow = Self::nofollow(ev, row);
         for (i, p) in params.iter().enumerate() {
             let raw = ev.args[i];
@@ -199,6 +249,9 @@ impl Thread<'_> {
                     }) => {
                         a[i] = fd.as_raw_fd() as u64;
                         stream_read |= stream;
+                        if stream {
+                            stream_fd = Some(fd.as_raw_fd());
+                        }
                         keep.fds.push(fd);
                     }
                     Some(_) => return self.simulate(ev, row),
@@ -412,6 +465,19 @@ impl Thread<'_> {
                 _ => {}
             }
         }
+        let data = |d: Dir| {
+            params.iter().any(|p| {
+                matches!(p.kind, Kind::Buf { dir, .. } | Kind::IoVec { dir, .. } | Kind::MsgHdr { dir } if dir == d)
+            })
+        };
+        // Only calls that moved data (or saw end-of-file) waited for it;
+        // one that failed (EAGAIN on a non-blocking pipe) did not.
+        let waited = expected >= 0 && (data(Dir::Out) || data(Dir::In));
+        if let Some(fd) = stream_fd.filter(|_| waited) {
+            if let Err(m) = self.wait_ready(fd, data(Dir::Out)) {
+                return Outcome::Executed(Some(m));
+            }
+        }
         let mut got = raw_syscall(ev.nr, &a);
         if stream_read
             && got > 0
@@ -434,6 +500,36 @@ impl Thread<'_> {
             }
         }
         self.settle(ev, row, got, &keep, &outs)
+    }
+
+    /// Waits until a pipe can be read (or written), or fails when it has
+    /// not become ready while no replay thread made progress for
+    /// [`STALL`]: replay never hangs on data that will not come.
+    fn wait_ready(&self, fd: i32, read: bool) -> Result<(), Mismatch> {
+        let events = if read { libc::POLLIN } else { libc::POLLOUT };
+        let mut seen = self.progress.load(Ordering::Relaxed);
+        let mut since = Instant::now();
+        loop {
+            let mut p = libc::pollfd {
+                fd,
+                events,
+                revents: 0,
+            };
+            // SAFETY: one pollfd on the stack.
+            if unsafe { libc::poll(&mut p, 1, 200) } != 0 {
+                return Ok(());
+            }
+            let now = self.progress.load(Ordering::Relaxed);
+            if now != seen {
+                (seen, since) = (now, Instant::now());
+            } else if since.elapsed() >= STALL {
+                return Err(format!(
+                    "the pipe stayed {} for {} s while replay stood still: not issued",
+                    if read { "empty" } else { "full" },
+                    STALL.as_secs()
+                ));
+            }
+        }
     }
 
     /// Verifies an executed call's result and outputs.
@@ -650,13 +746,7 @@ impl Thread<'_> {
                 Outcome::Executed(ok(got))
             }
             "mmap" => return self.mmap(ev),
-            "munmap" => match lock(&self.proc.maps).remove(&arg(0)) {
-                Some(m) => {
-                    drop(m);
-                    Outcome::Executed(None)
-                }
-                None => Outcome::Simulated(None),
-            },
+            "munmap" | "msync" => return Some(self.unmap_or_sync(ev, row)),
             "chdir" | "fchdir" => {
                 let target = if row.name == "chdir" {
                     self.full_path(ev, row, 0)
@@ -844,8 +934,61 @@ impl Thread<'_> {
             let got = errno_of(&io::Error::last_os_error());
             return Some(Outcome::Executed(verify::ret(Ret::Addr, expected, got)));
         }
-        lock(&self.proc.maps).insert(expected as u64, Mapping::new(addr as usize, len as usize));
+        let writes_through =
+            flags & libc::MAP_TYPE != libc::MAP_PRIVATE && prot & libc::PROT_WRITE != 0;
+        lock(&self.proc.maps).insert(
+            expected as u64,
+            Mapping::new(addr as usize, len as usize, writes_through),
+        );
         Some(Outcome::Executed(None))
+    }
+
+    /// munmap and msync: first the bytes the program stored through a
+    /// shared mapping (captured by the recorder) go into the re-created
+    /// mapping, then msync flushes it or munmap drops it. Ranges with no
+    /// re-created mapping (anonymous memory, libraries) are simulated.
+    fn unmap_or_sync(&mut self, ev: &SyscallEvent, row: &Syscall) -> Outcome {
+        let expected = Self::expected(ev);
+        let (addr, len) = (ev.args[0], ev.args[1]);
+        let stored = ev
+            .capture(0, Role::Entry)
+            .filter(|c| c.status == CaptureStatus::Complete)
+            .and_then(|c| c.data.as_deref());
+        let mut maps = lock(&self.proc.maps);
+        let hit: Vec<u64> = maps
+            .iter()
+            .filter(|(&start, m)| m.overlaps(start, addr, len))
+            .map(|(&start, _)| start)
+            .collect();
+        if hit.is_empty() {
+            return Outcome::Simulated(None);
+        }
+        let mut got = 0;
+        for start in hit {
+            let m = &maps[&start];
+            let written = stored.and_then(|data| m.store(start, addr, data));
+            if row.name == "msync" {
+                if let Some((real, n)) = written {
+                    let page = real & !4095;
+                    // SAFETY: a range inside a mapping this replayer made.
+                    let r = unsafe {
+                        libc::msync(
+                            page as *mut libc::c_void,
+                            n + (real - page),
+                            ev.args[2] as i32,
+                        )
+                    };
+                    if r != 0 {
+                        got = errno_of(&io::Error::last_os_error());
+                    }
+                }
+            } else if addr <= start {
+                // Unmapping from its start: the whole re-created mapping
+                // goes (partial unmaps keep it until its start goes).
+                maps.remove(&start);
+            }
+        }
+        Outcome::Executed(verify::ret(row.ret, expected, got))
     }
 }
 
@@ -873,4 +1016,29 @@ fn fd_pair(ev: &SyscallEvent, arg: u8) -> Option<(i32, i32)> {
     let a = i32::from_le_bytes(d.get(0..4)?.try_into().ok()?);
     let b = i32::from_le_bytes(d.get(4..8)?.try_into().ok()?);
     Some((a, b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::proc_fd_link;
+
+    #[test]
+    fn proc_fd_paths_name_the_callers_descriptors() {
+        assert_eq!(proc_fd_link(b"/proc/self/fd/5", 7, 8), Some((5, &b""[..])));
+        assert_eq!(
+            proc_fd_link(b"/proc/7/fd/12/x/y", 7, 8),
+            Some((12, &b"x/y"[..]))
+        );
+        assert_eq!(
+            proc_fd_link(b"/proc/7/task/8/fd/3", 7, 8),
+            Some((3, &b""[..]))
+        );
+        assert_eq!(
+            proc_fd_link(b"/proc/thread-self/fd/0", 7, 8),
+            Some((0, &b""[..]))
+        );
+        assert_eq!(proc_fd_link(b"/proc/9/fd/3", 7, 8), None);
+        assert_eq!(proc_fd_link(b"/proc/self/fdinfo/3", 7, 8), None);
+        assert_eq!(proc_fd_link(b"/proc/self/fd/x", 7, 8), None);
+    }
 }

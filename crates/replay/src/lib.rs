@@ -54,7 +54,7 @@ pub use report::{CallStats, Report, Tally};
 
 use exec::{Outcome, Thread};
 use order::{Order, Ticket};
-use state::{lock, Proc};
+use state::{lock, Proc, WeakProc};
 
 /// Calls the dispatcher may hand out ahead of the replay threads.
 pub const MAX_IN_FLIGHT: u64 = 1 << 18;
@@ -164,7 +164,7 @@ struct Shared<'a> {
     births_cv: Condvar,
     /// The latest state of each process, for children whose creating call
     /// is not in the trace.
-    latest: Mutex<HashMap<u32, Proc>>,
+    latest: Mutex<HashMap<u32, WeakProc>>,
     abort: AtomicBool,
     progress: &'a Progress,
     on_mismatch: &'a (dyn Fn(String) + Sync),
@@ -295,6 +295,8 @@ pub fn replay(
     std::thread::scope(|scope| {
         let mut queues: HashMap<u32, Sender<Item>> = HashMap::new();
         let mut created: HashMap<u32, (u32, Vec<u8>, u32)> = HashMap::new();
+        // Threads whose end was recorded, and who went on in their place.
+        let mut ended: HashMap<u32, Option<u32>> = HashMap::new();
         let mut clone_children: HashSet<u32> = HashSet::new();
         let mut handles = Vec::new();
         let mut dispatcher = Tally::default();
@@ -348,7 +350,20 @@ pub fn replay(
                             clone_children.insert(x.ret as u32);
                         }
                     }
-                    if !queues.contains_key(&ev.tid) {
+                    let mut tid = ev.tid;
+                    if let Some(&by) = ended.get(&tid) {
+                        // An event written after its thread's end (traces of
+                        // older recorders): it belongs to its successor.
+                        match by.filter(|b| queues.contains_key(b)) {
+                            Some(b) => tid = b,
+                            None => {
+                                dispatcher.skip(name, "after its thread ended");
+                                shared.order.pass(seq);
+                                continue;
+                            }
+                        }
+                    }
+                    if !queues.contains_key(&tid) {
                         // Events of a thread the trace never introduced.
                         shared.born(
                             (ev.tid, false),
@@ -360,11 +375,11 @@ pub fn replay(
                     shared.acquire(bytes);
                     let exit_ns = ev.exit.map_or(u64::MAX, |x| x.exit_ns);
                     let ticket = shared.order.dispatch(seq, ev.enter_ns, exit_ns);
-                    let tid = ev.tid;
                     let _ = queues[&tid].send(Item::Call(Box::new(ev), row, ticket, bytes));
                 }
                 Record::ProcessStart(p) => {
                     shared.order.pass(seq);
+                    ended.remove(&p.tid);
                     if queues.contains_key(&p.tid) {
                         continue;
                     }
@@ -373,12 +388,14 @@ pub fn replay(
                             created.insert(p.tid, (p.ppid, p.cwd.clone(), p.umask));
                         }
                         _ => {
-                            let existing = lock(&shared.latest).get(&p.tgid).cloned();
+                            let existing = lock(&shared.latest)
+                                .get(&p.tgid)
+                                .and_then(WeakProc::upgrade);
                             let proc = existing.unwrap_or_else(|| {
                                 let fds = p.fds.iter().map(|f| (f.fd, f.target.clone()));
                                 Proc::initial(fds, p.cwd.clone(), p.umask)
                             });
-                            lock(&shared.latest).insert(p.tgid, proc.clone());
+                            lock(&shared.latest).insert(p.tgid, proc.downgrade());
                             shared.born((p.tid, false), proc);
                         }
                     }
@@ -393,6 +410,7 @@ pub fn replay(
                     if let Some(q) = queues.remove(&p.tid) {
                         let _ = q.send(Item::End(by));
                     }
+                    ended.insert(p.tid, by);
                     if let (Some(by), Some(q)) = (by, by.and_then(|b| queues.get(&b))) {
                         let _ = q.send(Item::Inherit(by));
                     }
@@ -415,7 +433,7 @@ pub fn replay(
         // their parent's latest state.
         for (tid, (ppid, cwd, umask)) in created {
             if !clone_children.contains(&tid) {
-                let parent = lock(&shared.latest).get(&ppid).cloned();
+                let parent = lock(&shared.latest).get(&ppid).and_then(WeakProc::upgrade);
                 let p = parent.map_or_else(
                     || Proc::initial(std::iter::empty(), cwd, umask),
                     |p| p.child(0),
@@ -453,9 +471,9 @@ fn thread_main(shared: &Shared<'_>, tid: u32, rx: Receiver<Item>) -> Tally {
         drain(shared, rx);
         return tally;
     };
-    lock(&shared.latest).insert(tid, proc.clone());
+    lock(&shared.latest).insert(tid, proc.downgrade());
     let birth = |child: u32, p: Proc| {
-        lock(&shared.latest).insert(child, p.clone());
+        lock(&shared.latest).insert(child, p.downgrade());
         shared.born((child, false), p);
     };
     let mut th = Thread {
@@ -464,6 +482,7 @@ fn thread_main(shared: &Shared<'_>, tid: u32, rx: Receiver<Item>) -> Tally {
         verify: shared.opts.verify,
         check_owner: shared.check_owner,
         birth: &birth,
+        progress: &shared.progress.calls,
     };
     while let Ok(item) = rx.recv() {
         match item {
@@ -474,6 +493,10 @@ fn thread_main(shared: &Shared<'_>, tid: u32, rx: Receiver<Item>) -> Tally {
                     continue;
                 }
                 let outcome = th.run(&ev, row);
+                if row.name.starts_with("execve") {
+                    // exec replaced the descriptor table.
+                    lock(&shared.latest).insert(tid, th.proc.downgrade());
+                }
                 shared.order.done(&ticket);
                 let c = tally.calls.entry(row.name).or_default();
                 let m = match outcome {
@@ -500,6 +523,7 @@ fn thread_main(shared: &Shared<'_>, tid: u32, rx: Receiver<Item>) -> Tally {
             Item::Inherit(from) => {
                 if let Some(p) = shared.wait_birth((from, true)) {
                     th.proc = p;
+                    lock(&shared.latest).insert(tid, th.proc.downgrade());
                 }
             }
             Item::End(by) => {

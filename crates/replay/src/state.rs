@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// A locked mutex, even if a replay thread panicked while holding it (the
 /// state is still consistent enough to finish the report).
@@ -93,6 +93,8 @@ pub(crate) struct FsInfo {
 pub(crate) struct Mapping {
     addr: usize,
     len: usize,
+    /// Shared and writable: stores through it reach the file.
+    writes_through: bool,
 }
 
 impl Drop for Mapping {
@@ -104,8 +106,35 @@ impl Drop for Mapping {
 
 impl Mapping {
     /// Takes ownership of a mapping made with `mmap`.
-    pub fn new(addr: usize, len: usize) -> Self {
-        Mapping { addr, len }
+    pub fn new(addr: usize, len: usize, writes_through: bool) -> Self {
+        Mapping {
+            addr,
+            len,
+            writes_through,
+        }
+    }
+
+    /// Stores `data`, which the traced program had at traced address
+    /// `at` while this mapping started at `start`, into the part of this
+    /// mapping it covers; returns the real range written.
+    pub fn store(&self, start: u64, at: u64, data: &[u8]) -> Option<(usize, usize)> {
+        let end = start + self.len as u64;
+        let (from, to) = (at.max(start), (at + data.len() as u64).min(end));
+        if !self.writes_through || from >= to {
+            return None;
+        }
+        let src = &data[(from - at) as usize..(to - at) as usize];
+        let dst = self.addr + (from - start) as usize;
+        // SAFETY: [dst, dst + src.len()) lies inside this shared writable
+        // mapping, which only this replay thread's process uses.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
+        Some((dst, src.len()))
+    }
+
+    /// The traced range `[start, start + len)` of this mapping overlaps
+    /// `[addr, addr + len)`.
+    pub fn overlaps(&self, start: u64, addr: u64, len: u64) -> bool {
+        start < addr.saturating_add(len) && addr < start + self.len as u64
     }
 }
 
@@ -120,7 +149,36 @@ pub(crate) struct Proc {
     pub maps: Arc<Mutex<HashMap<u64, Mapping>>>,
 }
 
+/// A process's state as long as some thread still uses it: descriptors of
+/// processes that exited or exec'd must close, or a pipe reader replaying
+/// an end-of-file would wait forever for a writer nobody holds.
+pub(crate) struct WeakProc {
+    fds: Weak<Mutex<HashMap<i32, FdEntry>>>,
+    fs: Weak<Mutex<FsInfo>>,
+    maps: Weak<Mutex<HashMap<u64, Mapping>>>,
+}
+
+impl WeakProc {
+    /// The state, if a thread still holds it.
+    pub fn upgrade(&self) -> Option<Proc> {
+        Some(Proc {
+            fds: self.fds.upgrade()?,
+            fs: self.fs.upgrade()?,
+            maps: self.maps.upgrade()?,
+        })
+    }
+}
+
 impl Proc {
+    /// A reference that does not keep the state alive.
+    pub fn downgrade(&self) -> WeakProc {
+        WeakProc {
+            fds: Arc::downgrade(&self.fds),
+            fs: Arc::downgrade(&self.fs),
+            maps: Arc::downgrade(&self.maps),
+        }
+    }
+
     /// A process that starts with `fds` (all simulated: inherited
     /// descriptors point outside the replay) in `cwd`.
     pub fn initial(fds: impl Iterator<Item = (i32, Vec<u8>)>, cwd: Vec<u8>, umask: u32) -> Self {

@@ -339,3 +339,24 @@ fn a_hostile_trace_touches_nothing_outside_the_root() {
         .is_symlink());
     assert!(report.tally.total().executed > 10, "{}", report.table());
 }
+
+#[test]
+fn a_read_waiting_for_data_that_never_comes_does_not_hang() {
+    // The trace says the pipe delivered 5 bytes, but no call writes them
+    // (a damaged or inconsistent trace): replay must report it, not block.
+    let root = tempfile::tempdir().unwrap();
+    let mut s = Script::new("/");
+    let fds: Vec<u8> = [3i32, 4].iter().flat_map(|f| f.to_le_bytes()).collect();
+    s.call("pipe2", &[P, 0], 0, &[(0, Role::Exit, &fds)])
+        .call("read", &[3, P, 5], 5, &[(1, Role::Exit, b"hello")])
+        .call("close", &[4], 0, &[])
+        .call("read", &[3, P, 5], 0, &[]);
+    let (report, lines) = run(&s, root.path());
+    assert_eq!(
+        report.tally.total().mismatched,
+        1,
+        "{lines:?}\n{}",
+        report.table()
+    );
+    assert!(lines[0].contains("stood still"), "{lines:?}");
+}

@@ -304,7 +304,7 @@ impl Renderer {
             Kind::UInt | Kind::Size | Kind::Id => raw.to_string(),
             Kind::Pid => (raw as i32).to_string(),
             Kind::Offset => (raw as i64).to_string(),
-            Kind::Hex | Kind::Ptr => hex_or_null(raw),
+            Kind::Hex | Kind::Ptr | Kind::Mapped { .. } => hex_or_null(raw),
             Kind::Fd => (raw as i32).to_string(),
             Kind::DirFd => {
                 if raw as i32 == AT_FDCWD {
