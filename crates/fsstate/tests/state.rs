@@ -1,0 +1,172 @@
+//! File-system state end to end: what the recorders' snapshotter captures
+//! from a real tree, the preparer recreates in an empty root, identical by
+//! the manifest's own comparison; and confinement of hostile paths.
+
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::Path;
+
+use reanimator_fsstate::{compare, path_state, Preparer, Root, SnapshotPolicy, Snapshotter};
+use reanimator_trace::{ContentNote, FileKind, PathPhase, Record};
+
+/// Snapshots `paths` (absolute) as a recorder would at their first touch.
+fn snapshot(policy: SnapshotPolicy, paths: &[&Path]) -> (Snapshotter, Vec<Record>) {
+    let mut snap = Snapshotter::new(policy).unwrap();
+    let mut records = Vec::new();
+    let mut seq = 0;
+    for p in paths {
+        snap.touch(
+            p.as_os_str().as_bytes(),
+            true,
+            &mut || {
+                seq += 1;
+                seq
+            },
+            0,
+            &mut |r| records.push(r),
+        );
+    }
+    (snap, records)
+}
+
+fn states(records: &[Record]) -> Vec<&reanimator_trace::PathState> {
+    records
+        .iter()
+        .filter_map(|r| match r {
+            Record::PathState(s) => Some(s),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_snapshot_prepared_into_an_empty_root_matches_the_original() {
+    let src = tempfile::tempdir().unwrap();
+    let base = src.path();
+    std::fs::create_dir(base.join("d")).unwrap();
+    std::fs::set_permissions(base.join("d"), std::fs::Permissions::from_mode(0o750)).unwrap();
+    // More than one 1 MiB path-data piece, and not a repeating pattern.
+    let big: Vec<u8> = (0..3_000_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(base.join("d/big"), &big).unwrap();
+    std::fs::set_permissions(base.join("d/big"), std::fs::Permissions::from_mode(0o640)).unwrap();
+    std::fs::write(base.join("small"), b"hello").unwrap();
+    symlink("d/big", base.join("link")).unwrap();
+    let touched = [
+        base.join("link"),
+        base.join("small"),
+        base.join("missing/below/x"),
+    ];
+    let refs: Vec<&Path> = touched.iter().map(|p| p.as_path()).collect();
+    let (snap, records) = snapshot(SnapshotPolicy::Contents, &refs);
+
+    // The link was followed: the link itself, and the file it names.
+    let st = states(&records);
+    let find = |p: &Path| {
+        st.iter()
+            .find(|s| s.path == p.as_os_str().as_bytes())
+            .unwrap_or_else(|| panic!("{} not snapshotted", p.display()))
+    };
+    assert_eq!(find(&base.join("link")).kind, FileKind::Symlink);
+    assert_eq!(find(&base.join("link")).target, b"d/big");
+    let b = find(&base.join("d/big"));
+    assert_eq!(
+        (b.kind, b.size, b.mode & 0o7777),
+        (FileKind::Regular, 3_000_000, 0o640)
+    );
+    assert_eq!(b.content, ContentNote::Complete);
+    // Nothing below a component that did not exist.
+    assert_eq!(find(&base.join("missing")).kind, FileKind::Absent);
+    assert!(!st.iter().any(|s| s
+        .path
+        .starts_with(base.join("missing/below").as_os_str().as_bytes())));
+    let pieces = records
+        .iter()
+        .filter(|r| matches!(r, Record::PathData(d) if d.path == base.join("d/big").as_os_str().as_bytes()))
+        .count();
+    assert!(pieces >= 3, "3 MB in {pieces} pieces");
+
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::open(dir.path()).unwrap();
+    let mut prep = Preparer::new(&root, false);
+    for r in &records {
+        prep.apply(r).unwrap();
+    }
+    let report = prep.finish().unwrap();
+    assert!(report.bytes >= 3_000_005, "{report:?}");
+
+    // The manifest's own comparison finds no difference for any touched
+    // path (and its ancestors' contents are byte for byte the same).
+    let host = Root::host().unwrap();
+    for p in snap.touched() {
+        let want = path_state(&host, p, PathPhase::After).unwrap();
+        let got = path_state(&root, p, PathPhase::After).unwrap();
+        assert_eq!(
+            compare(&want, &got, true),
+            Vec::<String>::new(),
+            "{}",
+            String::from_utf8_lossy(p)
+        );
+    }
+    let inside = dir.path().join(base.strip_prefix("/").unwrap());
+    assert_eq!(std::fs::read(inside.join("d/big")).unwrap(), big);
+    assert_eq!(
+        std::fs::read_link(inside.join("link")).unwrap(),
+        Path::new("d/big")
+    );
+    assert!(!inside.join("missing").exists());
+}
+
+#[test]
+fn metadata_only_snapshots_record_no_contents() {
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(src.path().join("f"), b"secret").unwrap();
+    let f = src.path().join("f");
+    let (_, records) = snapshot(SnapshotPolicy::Metadata, &[&f]);
+    assert!(!records.iter().any(|r| matches!(r, Record::PathData(_))));
+    let st = states(&records);
+    let s = st
+        .iter()
+        .find(|s| s.path == f.as_os_str().as_bytes())
+        .unwrap();
+    assert_eq!((s.kind, s.size), (FileKind::Regular, 6));
+    assert_eq!(s.content, ContentNote::Skipped);
+}
+
+#[test]
+fn hostile_paths_resolve_inside_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::open(dir.path()).unwrap();
+    std::fs::create_dir(dir.path().join("etc")).unwrap();
+    std::fs::write(dir.path().join("etc/passwd"), b"inside").unwrap();
+    symlink("/", dir.path().join("escape")).unwrap();
+    symlink("../../../../etc", dir.path().join("up")).unwrap();
+    let read = |p: &[u8]| {
+        let fd = root.open_at(p, libc::O_RDONLY, 0).unwrap();
+        std::fs::read(format!(
+            "/proc/self/fd/{}",
+            std::os::fd::AsRawFd::as_raw_fd(&fd)
+        ))
+        .unwrap()
+    };
+    for p in [
+        &b"/../../etc/passwd"[..],
+        b"/escape/etc/passwd",
+        b"/escape/../../etc/passwd",
+        b"/up/passwd",
+    ] {
+        assert_eq!(read(p), b"inside", "{}", String::from_utf8_lossy(p));
+    }
+    // The parent of a path is inside too, and `..` is never a final name.
+    assert!(root.parent(b"/etc/..").is_err());
+    let (parent, name) = root.parent(b"/escape/etc/passwd").unwrap();
+    assert_eq!(name.as_bytes(), b"passwd");
+    drop(parent);
+    // Magic links of /proc are refused, not followed out of the root.
+    std::fs::create_dir(dir.path().join("proc")).unwrap();
+    symlink("/proc/self/root", dir.path().join("proc/self")).unwrap();
+    assert!(root
+        .open_at(b"/proc/self/etc/hostname", libc::O_RDONLY, 0)
+        .is_err());
+}
