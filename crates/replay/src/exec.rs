@@ -10,6 +10,7 @@
 //! effect handler in [`Thread::effect`]; that list is the only per-call
 //! code in the replayer.
 
+use std::collections::HashMap;
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
@@ -119,6 +120,31 @@ fn proc_fd_link(path: &[u8], tgid: u32, tid: u32) -> Option<(i32, &[u8])> {
     Some((fd, rest))
 }
 
+/// Puts a descriptor the call `ev` created into a table. An entry still
+/// at that number was closed, in the recording, by a call that overlapped
+/// this one (replay ran them in the other order): it is kept aside for
+/// that close.
+fn install(t: &mut HashMap<i32, FdEntry>, fd: i32, mut e: FdEntry, ev: &SyscallEvent) {
+    e.opened_ns = ev.exit.map_or(ev.enter_ns, |x| x.exit_ns);
+    e.displaced = t.remove(&fd).map(|mut old| {
+        old.displaced = None;
+        Box::new(old)
+    });
+    t.insert(fd, e);
+}
+
+/// Removes what `close(fd)` closes: normally the entry, but the displaced
+/// one when the entry was created by a call that ended after this close
+/// began (so this close cannot be closing it).
+fn close_entry(t: &mut HashMap<i32, FdEntry>, fd: i32, ev: &SyscallEvent) -> Option<FdEntry> {
+    match t.get_mut(&fd) {
+        Some(e) if e.opened_ns > ev.enter_ns && e.displaced.is_some() => {
+            e.displaced.take().map(|b| *b)
+        }
+        _ => t.remove(&fd),
+    }
+}
+
 /// The first component of a relative path and the rest.
 fn split_component(p: &[u8]) -> (&[u8], &[u8]) {
     match p.iter().position(|&b| b == b'/') {
@@ -165,7 +191,12 @@ impl Thread<'_> {
         let ret = Self::expected(ev);
         if ret >= 0 {
             if row.ret == Ret::Fd {
-                lock(&self.proc.fds).insert(ret as i32, FdEntry::simulated(Vec::new()));
+                install(
+                    &mut lock(&self.proc.fds),
+                    ret as i32,
+                    FdEntry::simulated(Vec::new()),
+                    ev,
+                );
             }
             for (i, p) in row.params().iter().enumerate() {
                 if let Kind::Struct {
@@ -175,8 +206,8 @@ impl Thread<'_> {
                 {
                     if let Some((a, b)) = fd_pair(ev, i as u8) {
                         let mut t = lock(&self.proc.fds);
-                        t.insert(a, FdEntry::simulated(Vec::new()));
-                        t.insert(b, FdEntry::simulated(Vec::new()));
+                        install(&mut t, a, FdEntry::simulated(Vec::new()), ev);
+                        install(&mut t, b, FdEntry::simulated(Vec::new()), ev);
                     }
                 }
             }
@@ -545,8 +576,8 @@ impl Thread<'_> {
         if row.ret == Ret::Fd && got >= 0 && expected >= 0 {
             // SAFETY: a descriptor the kernel just returned to us.
             let fd = unsafe { OwnedFd::from_raw_fd(got as i32) };
-            lock(&self.proc.fds)
-                .insert(expected as i32, FdEntry::real(fd, false, Vec::new(), false));
+            let e = FdEntry::real(fd, false, Vec::new(), false);
+            install(&mut lock(&self.proc.fds), expected as i32, e, ev);
         } else if row.ret == Ret::Fd && got >= 0 {
             // SAFETY: as above; the trace says the call failed, so drop it.
             drop(unsafe { OwnedFd::from_raw_fd(got as i32) });
@@ -661,7 +692,7 @@ impl Thread<'_> {
         Some(match row.name {
             "open" | "openat" | "creat" | "openat2" => self.open(ev, row),
             "close" => {
-                let removed = lock(&self.proc.fds).remove(&(arg(0) as i32));
+                let removed = close_entry(&mut lock(&self.proc.fds), arg(0) as i32, ev);
                 let got = if removed.is_some() {
                     0
                 } else {
@@ -705,6 +736,7 @@ impl Thread<'_> {
                     Some(mut e) if expected >= 0 => {
                         e.cloexec = row.name == "dup3" && arg(2) & libc::O_CLOEXEC as u64 != 0;
                         e.listing = None;
+                        e.displaced = None;
                         t.insert(expected as i32, e);
                         expected
                     }
@@ -739,8 +771,8 @@ impl Thread<'_> {
                     if let (0, Some((a, b))) = (expected, fd_pair(ev, 0)) {
                         let cloexec = flags & libc::O_CLOEXEC != 0;
                         let mut t = lock(&self.proc.fds);
-                        t.insert(a, FdEntry::real(rd, cloexec, Vec::new(), true));
-                        t.insert(b, FdEntry::real(wr, cloexec, Vec::new(), true));
+                        install(&mut t, a, FdEntry::real(rd, cloexec, Vec::new(), true), ev);
+                        install(&mut t, b, FdEntry::real(wr, cloexec, Vec::new(), true), ev);
                     }
                 }
                 Outcome::Executed(ok(got))
@@ -828,7 +860,12 @@ impl Thread<'_> {
         };
         if is_pseudo(&full) {
             if expected >= 0 {
-                lock(&self.proc.fds).insert(expected as i32, FdEntry::simulated(full));
+                install(
+                    &mut lock(&self.proc.fds),
+                    expected as i32,
+                    FdEntry::simulated(full),
+                    ev,
+                );
             }
             return Outcome::Simulated(None);
         }
@@ -843,8 +880,8 @@ impl Thread<'_> {
                 if expected >= 0 {
                     let stream = is_fifo(&fd);
                     let cloexec = flags & libc::O_CLOEXEC != 0;
-                    lock(&self.proc.fds)
-                        .insert(expected as i32, FdEntry::real(fd, cloexec, full, stream));
+                    let e = FdEntry::real(fd, cloexec, full, stream);
+                    install(&mut lock(&self.proc.fds), expected as i32, e, ev);
                 }
                 0
             }
@@ -869,8 +906,9 @@ impl Thread<'_> {
                 let mut e = entry.clone();
                 e.cloexec = cmd == libc::F_DUPFD_CLOEXEC;
                 e.listing = None;
+                e.displaced = None;
                 if expected >= 0 {
-                    t.insert(expected as i32, e);
+                    install(&mut t, expected as i32, e, ev);
                 }
                 Outcome::Simulated(None)
             }
@@ -1020,7 +1058,47 @@ fn fd_pair(ev: &SyscallEvent, arg: u8) -> Option<(i32, i32)> {
 
 #[cfg(test)]
 mod tests {
-    use super::proc_fd_link;
+    use super::{close_entry, install, proc_fd_link};
+    use crate::state::FdEntry;
+    use reanimator_trace::{SyscallEvent, SyscallExit};
+    use std::collections::HashMap;
+
+    fn call(enter_ns: u64, exit_ns: u64) -> SyscallEvent {
+        SyscallEvent {
+            seq: 0,
+            tgid: 1,
+            tid: 1,
+            nr: 0,
+            enter_ns,
+            args: [0; 6],
+            exit: Some(SyscallExit {
+                exit_ns,
+                ret: 3,
+                is_error: false,
+            }),
+            captures: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_close_replayed_after_an_overlapping_open_closes_the_old_file() {
+        // Recorded: thread A close(3) over [10, 30]; thread B's open
+        // returned 3 over [15, 25]. Replay ran the open first.
+        let mut t = HashMap::new();
+        install(&mut t, 3, FdEntry::simulated(b"/old".to_vec()), &call(1, 2));
+        install(
+            &mut t,
+            3,
+            FdEntry::simulated(b"/new".to_vec()),
+            &call(15, 25),
+        );
+        let closed = close_entry(&mut t, 3, &call(10, 30)).unwrap();
+        assert_eq!(closed.path, b"/old");
+        assert_eq!(t[&3].path, b"/new");
+        // A later close closes the new file.
+        assert_eq!(close_entry(&mut t, 3, &call(40, 41)).unwrap().path, b"/new");
+        assert!(t.is_empty());
+    }
 
     #[test]
     fn proc_fd_paths_name_the_callers_descriptors() {

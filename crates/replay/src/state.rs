@@ -43,6 +43,11 @@ pub(crate) struct FdEntry {
     pub stream: bool,
     /// Directory listing state for stream-level `getdents64` checks.
     pub listing: Option<Arc<Mutex<Listing>>>,
+    /// Recorded exit time of the call that created it.
+    pub opened_ns: u64,
+    /// The entry it replaced before that entry's close was replayed (see
+    /// `exec::install`).
+    pub displaced: Option<Box<FdEntry>>,
 }
 
 /// Names a directory stream returned, in the trace and in replay; compared
@@ -63,6 +68,8 @@ impl FdEntry {
             path,
             stream,
             listing: None,
+            opened_ns: 0,
+            displaced: None,
         }
     }
 
@@ -74,6 +81,8 @@ impl FdEntry {
             path,
             stream: true,
             listing: None,
+            opened_ns: 0,
+            displaced: None,
         }
     }
 }
