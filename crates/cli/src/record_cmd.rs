@@ -236,6 +236,10 @@ fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, los
         ),
         (s.captures.unreadable, "captures unreadable"),
         (
+            s.snapshot_unreadable,
+            "pre-existing files unreadable for the initial state (replay cannot recreate their contents)",
+        ),
+        (
             s.entered_before_attach,
             "calls in progress at attach not recorded",
         ),

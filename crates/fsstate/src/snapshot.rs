@@ -42,6 +42,9 @@ pub struct Snapshotter {
     pub paths: u64,
     /// Content bytes recorded.
     pub bytes: u64,
+    /// Files whose contents could not be read (no permission, vanished):
+    /// replay cannot recreate them, so the recorder reports the count.
+    pub unreadable: u64,
 }
 
 impl Snapshotter {
@@ -54,6 +57,7 @@ impl Snapshotter {
             touched: BTreeSet::new(),
             paths: 0,
             bytes: 0,
+            unreadable: 0,
         })
     }
 
@@ -148,7 +152,10 @@ impl Snapshotter {
                         pieces = p;
                         ContentNote::Complete
                     }
-                    Err(_) => ContentNote::Unreadable,
+                    Err(_) => {
+                        self.unreadable += 1;
+                        ContentNote::Unreadable
+                    }
                 }
             };
         }

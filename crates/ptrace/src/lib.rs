@@ -125,6 +125,9 @@ pub struct RecordSummary {
     pub snapshot_paths: u64,
     /// Bytes of initial file contents recorded.
     pub snapshot_bytes: u64,
+    /// Pre-existing files whose contents could not be read for the
+    /// initial state.
+    pub snapshot_unreadable: u64,
     /// Shared writable file mappings still mapped when their process
     /// exited or exec'd: stores through them after their last `msync` or
     /// `munmap` reached the file without the trace seeing them.

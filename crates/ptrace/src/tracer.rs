@@ -312,6 +312,7 @@ impl Tracer<'_, '_> {
         }
         self.summary.snapshot_paths = self.snap.paths;
         self.summary.snapshot_bytes = self.snap.bytes;
+        self.summary.snapshot_unreadable = self.snap.unreadable;
         Ok(())
     }
 
