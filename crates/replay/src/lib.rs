@@ -57,9 +57,9 @@ use order::{Order, Ticket};
 use state::{lock, Proc, WeakProc};
 
 /// Calls the dispatcher may hand out ahead of the replay threads.
-pub const MAX_IN_FLIGHT: u64 = 1 << 18;
+pub const MAX_IN_FLIGHT: u64 = 1 << 16;
 /// Captured bytes those calls may hold.
-pub const MAX_IN_FLIGHT_BYTES: u64 = 256 << 20;
+pub const MAX_IN_FLIGHT_BYTES: u64 = 8 << 20;
 
 /// When calls are issued.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -153,6 +153,63 @@ enum Item {
     End(Option<u32>),
 }
 
+/// Items on their way to the replay threads. Consecutive calls of one
+/// thread travel as one batch: one channel send, and at most one wake-up,
+/// per batch instead of per call. Only one thread's batch is ever pending
+/// (it is sent as soon as another thread's item comes), so every thread
+/// gets its items in trace order and no thread waits on a batch held back
+/// for long.
+struct Outbox {
+    queues: HashMap<u32, Sender<Vec<Item>>>,
+    pending: Option<(u32, Vec<Item>)>,
+}
+
+impl Outbox {
+    /// Calls per batch.
+    const BATCH: usize = 64;
+
+    fn contains(&self, tid: u32) -> bool {
+        self.queues.contains_key(&tid)
+    }
+
+    /// Queues a call for thread `tid`.
+    fn call(&mut self, tid: u32, item: Item) {
+        if self.pending.as_ref().is_some_and(|(t, _)| *t != tid) {
+            self.flush();
+        }
+        let (_, items) = self
+            .pending
+            .get_or_insert_with(|| (tid, Vec::with_capacity(Self::BATCH)));
+        items.push(item);
+        if items.len() >= Self::BATCH {
+            self.flush();
+        }
+    }
+
+    /// Sends a lifecycle item to thread `tid` now, after everything before it.
+    fn send_now(&mut self, tid: u32, item: Item) {
+        self.flush();
+        if let Some(q) = self.queues.get(&tid) {
+            let _ = q.send(vec![item]);
+        }
+    }
+
+    /// Sends `tid` its last item and forgets it.
+    fn end(&mut self, tid: u32, item: Item) -> bool {
+        self.send_now(tid, item);
+        self.queues.remove(&tid).is_some()
+    }
+
+    /// Sends the pending batch.
+    fn flush(&mut self) {
+        if let Some((tid, items)) = self.pending.take() {
+            if let Some(q) = self.queues.get(&tid) {
+                let _ = q.send(items);
+            }
+        }
+    }
+}
+
 /// State shared by the dispatcher and the replay threads.
 struct Shared<'a> {
     root: &'a Root,
@@ -172,7 +229,9 @@ struct Shared<'a> {
     check_owner: bool,
     start: Instant,
     t0: u64,
-    in_flight: Mutex<(u64, u64)>,
+    /// Calls and capture bytes handed out and not yet finished, and
+    /// whether the dispatcher waits for them to drop.
+    in_flight: Mutex<(u64, u64, bool)>,
     in_flight_cv: Condvar,
 }
 
@@ -204,21 +263,31 @@ impl Shared<'_> {
         let mut f = lock(&self.in_flight);
         f.0 -= 1;
         f.1 -= bytes;
-        self.in_flight_cv.notify_one();
+        if f.2 {
+            self.in_flight_cv.notify_one();
+        }
     }
 
     /// Blocks the dispatcher while too much is in flight. If nothing
     /// completes for a while (every thread waits on something still
     /// unread) it reads ahead anyway: bounded memory never deadlocks.
-    fn acquire(&self, bytes: u64) {
+    fn acquire(&self, bytes: u64, outbox: &mut Outbox) {
         let mut f = lock(&self.in_flight);
         let mut last = self.progress.calls.load(Ordering::Relaxed);
+        if f.0 >= MAX_IN_FLIGHT || f.1 >= MAX_IN_FLIGHT_BYTES {
+            // Whatever the threads could run must reach them before we wait.
+            drop(f);
+            outbox.flush();
+            f = lock(&self.in_flight);
+        }
         while f.0 >= MAX_IN_FLIGHT || f.1 >= MAX_IN_FLIGHT_BYTES {
+            f.2 = true;
             f = self
                 .in_flight_cv
                 .wait_timeout(f, Duration::from_millis(200))
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
+            f.2 = false;
             let now = self.progress.calls.load(Ordering::Relaxed);
             if now == last {
                 break;
@@ -286,14 +355,17 @@ pub fn replay(
         check_owner,
         start: Instant::now(),
         t0,
-        in_flight: Mutex::new((0, 0)),
+        in_flight: Mutex::new((0, 0, false)),
         in_flight_cv: Condvar::new(),
     };
     let started = Instant::now();
     let mut manifest: Vec<PathState> = Vec::new();
     let mut read_error = None;
     std::thread::scope(|scope| {
-        let mut queues: HashMap<u32, Sender<Item>> = HashMap::new();
+        let mut queues = Outbox {
+            queues: HashMap::new(),
+            pending: None,
+        };
         let mut created: HashMap<u32, (u32, Vec<u8>, u32)> = HashMap::new();
         // Threads whose end was recorded, and who went on in their place.
         let mut ended: HashMap<u32, Option<u32>> = HashMap::new();
@@ -301,9 +373,9 @@ pub fn replay(
         let mut handles = Vec::new();
         let mut dispatcher = Tally::default();
         let shared = &shared;
-        let mut spawn = |tid: u32, queues: &mut HashMap<u32, Sender<Item>>| {
+        let mut spawn = |tid: u32, queues: &mut Outbox| {
             let (tx, rx) = channel();
-            queues.insert(tid, tx);
+            queues.queues.insert(tid, tx);
             handles.push(scope.spawn(move || thread_main(shared, tid, rx)));
         };
         let mut next = first;
@@ -354,7 +426,7 @@ pub fn replay(
                     if let Some(&by) = ended.get(&tid) {
                         // An event written after its thread's end (traces of
                         // older recorders): it belongs to its successor.
-                        match by.filter(|b| queues.contains_key(b)) {
+                        match by.filter(|&b| queues.contains(b)) {
                             Some(b) => tid = b,
                             None => {
                                 dispatcher.skip(name, "after its thread ended");
@@ -363,7 +435,7 @@ pub fn replay(
                             }
                         }
                     }
-                    if !queues.contains_key(&tid) {
+                    if !queues.contains(tid) {
                         // Events of a thread the trace never introduced.
                         shared.born(
                             (ev.tid, false),
@@ -372,15 +444,15 @@ pub fn replay(
                         spawn(ev.tid, &mut queues);
                     }
                     let bytes: u64 = ev.captures.iter().map(|c| c.captured).sum();
-                    shared.acquire(bytes);
+                    shared.acquire(bytes, &mut queues);
                     let exit_ns = ev.exit.map_or(u64::MAX, |x| x.exit_ns);
                     let ticket = shared.order.dispatch(seq, ev.enter_ns, exit_ns);
-                    let _ = queues[&tid].send(Item::Call(Box::new(ev), row, ticket, bytes));
+                    queues.call(tid, Item::Call(Box::new(ev), row, ticket, bytes));
                 }
                 Record::ProcessStart(p) => {
                     shared.order.pass(seq);
                     ended.remove(&p.tid);
-                    if queues.contains_key(&p.tid) {
+                    if queues.contains(p.tid) {
                         continue;
                     }
                     match p.cause {
@@ -407,12 +479,10 @@ pub fn replay(
                         ExitStatus::Superseded { by } => Some(by),
                         _ => None,
                     };
-                    if let Some(q) = queues.remove(&p.tid) {
-                        let _ = q.send(Item::End(by));
-                    }
+                    queues.end(p.tid, Item::End(by));
                     ended.insert(p.tid, by);
-                    if let (Some(by), Some(q)) = (by, by.and_then(|b| queues.get(&b))) {
-                        let _ = q.send(Item::Inherit(by));
+                    if let Some(by) = by {
+                        queues.send_now(by, Item::Inherit(by));
                     }
                 }
                 Record::PathState(p) => {
@@ -441,8 +511,9 @@ pub fn replay(
                 shared.born((tid, false), p);
             }
         }
-        for (_, q) in queues.drain() {
-            let _ = q.send(Item::End(None));
+        queues.flush();
+        for (_, q) in queues.queues.drain() {
+            let _ = q.send(vec![Item::End(None)]);
         }
         report.threads = handles.len() as u64;
         report.tally.merge(&dispatcher);
@@ -465,7 +536,7 @@ pub fn replay(
 }
 
 /// One replay thread: its calls in program order.
-fn thread_main(shared: &Shared<'_>, tid: u32, rx: Receiver<Item>) -> Tally {
+fn thread_main(shared: &Shared<'_>, tid: u32, rx: Receiver<Vec<Item>>) -> Tally {
     let mut tally = Tally::default();
     let Some(proc) = shared.wait_birth((tid, false)) else {
         drain(shared, rx);
@@ -484,53 +555,57 @@ fn thread_main(shared: &Shared<'_>, tid: u32, rx: Receiver<Item>) -> Tally {
         birth: &birth,
         progress: &shared.progress.calls,
     };
-    while let Ok(item) = rx.recv() {
-        match item {
-            Item::Call(ev, row, ticket, bytes) => {
-                if shared.abort.load(Ordering::Relaxed) || !wait(shared, &ticket) {
+    'batches: while let Ok(batch) = rx.recv() {
+        let mut batch = batch.into_iter();
+        while let Some(item) = batch.next() {
+            match item {
+                Item::Call(ev, row, ticket, bytes) => {
+                    if shared.abort.load(Ordering::Relaxed) || !wait(shared, &ticket) {
+                        shared.order.done(&ticket);
+                        shared.release(bytes);
+                        continue;
+                    }
+                    let outcome = th.run(&ev, row);
+                    if row.name.starts_with("execve") {
+                        // exec replaced the descriptor table.
+                        lock(&shared.latest).insert(tid, th.proc.downgrade());
+                    }
                     shared.order.done(&ticket);
+                    let c = tally.calls.entry(row.name).or_default();
+                    let m = match outcome {
+                        Outcome::Executed(m) => {
+                            c.executed += 1;
+                            m
+                        }
+                        Outcome::Simulated(m) => {
+                            c.simulated += 1;
+                            m
+                        }
+                        Outcome::Skipped(why) => {
+                            tally.skip(row.name, why);
+                            None
+                        }
+                    };
+                    if let Some(m) = m {
+                        tally.calls.entry(row.name).or_default().mismatched += 1;
+                        shared.mismatch(&ev, &m);
+                    }
+                    shared.progress.calls.fetch_add(1, Ordering::Relaxed);
                     shared.release(bytes);
-                    continue;
                 }
-                let outcome = th.run(&ev, row);
-                if row.name.starts_with("execve") {
-                    // exec replaced the descriptor table.
-                    lock(&shared.latest).insert(tid, th.proc.downgrade());
-                }
-                shared.order.done(&ticket);
-                let c = tally.calls.entry(row.name).or_default();
-                let m = match outcome {
-                    Outcome::Executed(m) => {
-                        c.executed += 1;
-                        m
+                Item::Inherit(from) => {
+                    if let Some(p) = shared.wait_birth((from, true)) {
+                        th.proc = p;
+                        lock(&shared.latest).insert(tid, th.proc.downgrade());
                     }
-                    Outcome::Simulated(m) => {
-                        c.simulated += 1;
-                        m
+                }
+                Item::End(by) => {
+                    if let Some(by) = by {
+                        shared.born((by, true), th.proc.clone());
                     }
-                    Outcome::Skipped(why) => {
-                        tally.skip(row.name, why);
-                        None
-                    }
-                };
-                if let Some(m) = m {
-                    tally.calls.entry(row.name).or_default().mismatched += 1;
-                    shared.mismatch(&ev, &m);
+                    release(shared, batch);
+                    break 'batches;
                 }
-                shared.progress.calls.fetch_add(1, Ordering::Relaxed);
-                shared.release(bytes);
-            }
-            Item::Inherit(from) => {
-                if let Some(p) = shared.wait_birth((from, true)) {
-                    th.proc = p;
-                    lock(&shared.latest).insert(tid, th.proc.downgrade());
-                }
-            }
-            Item::End(by) => {
-                if let Some(by) = by {
-                    shared.born((by, true), th.proc.clone());
-                }
-                break;
             }
         }
     }
@@ -539,8 +614,15 @@ fn thread_main(shared: &Shared<'_>, tid: u32, rx: Receiver<Item>) -> Tally {
 }
 
 /// Releases whatever is still queued for a thread that stopped early.
-fn drain(shared: &Shared<'_>, rx: Receiver<Item>) {
-    while let Ok(item) = rx.try_recv() {
+fn drain(shared: &Shared<'_>, rx: Receiver<Vec<Item>>) {
+    while let Ok(batch) = rx.try_recv() {
+        release(shared, batch);
+    }
+}
+
+/// Releases calls that will not run.
+fn release(shared: &Shared<'_>, items: impl IntoIterator<Item = Item>) {
+    for item in items {
         if let Item::Call(_, _, ticket, bytes) = item {
             shared.order.done(&ticket);
             shared.release(bytes);

@@ -22,6 +22,9 @@ use std::sync::{Condvar, Mutex};
 
 use crate::state::lock;
 
+/// Times a waiting thread yields the CPU before it sleeps.
+const SPINS: u32 = 32;
+
 /// The cross-thread ordering policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OrderPolicy {
@@ -53,6 +56,9 @@ struct State {
     passed: BTreeSet<u64>,
     /// Set when replay stops early: every waiter gives up.
     aborted: bool,
+    /// Threads blocked in `wait_turn`: with none, finishing a call wakes
+    /// nobody (a condvar notify is a system call even with no waiter).
+    waiters: usize,
 }
 
 /// The shared ordering state.
@@ -74,6 +80,7 @@ impl Order {
                 watermark: first_seq,
                 passed: BTreeSet::new(),
                 aborted: false,
+                waiters: 0,
             }),
             cv: Condvar::new(),
         }
@@ -98,7 +105,7 @@ impl Order {
     pub fn pass(&self, seq: u64) {
         if self.policy == OrderPolicy::Strict {
             let mut s = lock(&self.state);
-            if Self::pass_locked(&mut s, seq) {
+            if Self::pass_locked(&mut s, seq) && s.waiters > 0 {
                 self.cv.notify_all();
             }
         }
@@ -129,6 +136,7 @@ impl Order {
     /// Blocks until the call may be issued; false when replay is aborting.
     pub fn wait_turn(&self, t: &Ticket) -> bool {
         let mut s = lock(&self.state);
+        let mut spins = 0;
         loop {
             if s.aborted {
                 return false;
@@ -144,12 +152,28 @@ impl Order {
                 OrderPolicy::Strict => s.watermark >= t.seq,
             };
             if ready {
-                if self.policy == OrderPolicy::Strict && Self::pass_locked(&mut s, t.seq) {
+                if self.policy == OrderPolicy::Strict
+                    && Self::pass_locked(&mut s, t.seq)
+                    && s.waiters > 0
+                {
                     self.cv.notify_all();
                 }
                 return true;
             }
+            if spins < SPINS {
+                // The turn usually comes within microseconds (the call
+                // before ours, in another thread, is running): giving the
+                // CPU away briefly is far cheaper than sleeping on the
+                // condvar and being woken by a futex call.
+                spins += 1;
+                drop(s);
+                std::thread::yield_now();
+                s = lock(&self.state);
+                continue;
+            }
+            s.waiters += 1;
             s = self.cv.wait(s).unwrap_or_else(|p| p.into_inner());
+            s.waiters -= 1;
         }
     }
 
@@ -169,7 +193,7 @@ impl Order {
             s.base += 1;
             moved = true;
         }
-        if moved {
+        if moved && s.waiters > 0 {
             self.cv.notify_all();
         }
     }
