@@ -263,7 +263,10 @@ impl Shared<'_> {
         let mut f = lock(&self.in_flight);
         f.0 -= 1;
         f.1 -= bytes;
-        if f.2 {
+        // Wake a waiting dispatcher only once half the room is free: one
+        // wake-up per many calls, not one per call.
+        if f.2 && f.0 <= MAX_IN_FLIGHT / 2 && f.1 <= MAX_IN_FLIGHT_BYTES / 2 {
+            f.2 = false;
             self.in_flight_cv.notify_one();
         }
     }
@@ -287,13 +290,13 @@ impl Shared<'_> {
                 .wait_timeout(f, Duration::from_millis(200))
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
-            f.2 = false;
             let now = self.progress.calls.load(Ordering::Relaxed);
             if now == last {
                 break;
             }
             last = now;
         }
+        f.2 = false;
         f.0 += 1;
         f.1 += bytes;
     }
