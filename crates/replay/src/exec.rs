@@ -225,18 +225,22 @@ impl Thread<'_> {
     /// directory descriptor argument before it (if any) or the cwd.
     fn full_path(&self, ev: &SyscallEvent, row: &Syscall, i: usize) -> Result<Vec<u8>, i64> {
         let path = Self::path_arg(ev, i).ok_or(-i64::from(libc::EFAULT))?;
-        let dirfd = (i > 0 && row.params()[i - 1].kind == Kind::DirFd)
-            .then(|| ev.args[i - 1] as i32)
-            .filter(|&d| d != AT_FDCWD && path.first() != Some(&b'/'));
-        let base = match dirfd {
-            Some(d) => match self.proc.entry(d) {
-                Some(e) if !e.path.is_empty() => e.path,
-                Some(_) => return Err(-i64::from(libc::ENOTDIR)),
-                None => return Err(-i64::from(libc::EBADF)),
-            },
-            None => lock(&self.proc.fs).cwd.clone(),
+        let full = if path.first() == Some(&b'/') {
+            join(b"/", path)
+        } else {
+            let dirfd = (i > 0 && row.params()[i - 1].kind == Kind::DirFd)
+                .then(|| ev.args[i - 1] as i32)
+                .filter(|&d| d != AT_FDCWD);
+            let base = match dirfd {
+                Some(d) => match self.proc.entry(d) {
+                    Some(e) if !e.path.is_empty() => e.path,
+                    Some(_) => return Err(-i64::from(libc::ENOTDIR)),
+                    None => return Err(-i64::from(libc::EBADF)),
+                },
+                None => lock(&self.proc.fs).cwd.clone(),
+            };
+            join(&base, path)
         };
-        let full = join(&base, path);
         // `/proc/self/fd/N` names the traced descriptor N (tar, coreutils
         // and glibc's fchmodat fallback use it): follow it in the emulated
         // table, never to the host's /proc.
@@ -266,7 +270,7 @@ impl Thread<'_> {
         let mut a = ev.args;
         let mut keep = Keep::default();
         let mut outs: Vec<Out> = Vec::new();
-        let mut stream_read = false;
+        // The real descriptor of a pipe or FIFO argument.
         let mut stream_fd = None;
         let nofollow = Self::nofollow(ev, row);
         for (i, p) in params.iter().enumerate() {
@@ -279,7 +283,6 @@ impl Thread<'_> {
                         ..
                     }) => {
                         a[i] = fd.as_raw_fd() as u64;
-                        stream_read |= stream;
                         if stream {
                             stream_fd = Some(fd.as_raw_fd());
                         }
@@ -421,7 +424,7 @@ impl Thread<'_> {
                             match count {
                                 Some((k, _)) => {
                                     let mut n = ev.args[k];
-                                    if stream_read && expected > 0 {
+                                    if stream_fd.is_some() && expected > 0 {
                                         // Pipes: ask for what the program got.
                                         n = expected as u64;
                                     } else if n > OUT_MAX {
@@ -510,7 +513,7 @@ impl Thread<'_> {
             }
         }
         let mut got = raw_syscall(ev.nr, &a);
-        if stream_read
+        if stream_fd.is_some()
             && got > 0
             && got < expected
             && outs.len() == 1

@@ -195,9 +195,9 @@ impl Outbox {
     }
 
     /// Sends `tid` its last item and forgets it.
-    fn end(&mut self, tid: u32, item: Item) -> bool {
+    fn end(&mut self, tid: u32, item: Item) {
         self.send_now(tid, item);
-        self.queues.remove(&tid).is_some()
+        self.queues.remove(&tid);
     }
 
     /// Sends the pending batch.
