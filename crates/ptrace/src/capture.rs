@@ -2,9 +2,8 @@
 //! many bytes, and when to read it. Nothing here knows any syscall by
 //! name; every decision comes from the catalogue row's parameter kinds.
 
-use std::ops::Range;
-
 use reanimator_catalogue::{Dir, Kind, Len, Syscall};
+use reanimator_record::{CaptureCounts, Captures, DataPolicy, CAPTURE_MAX};
 use reanimator_trace::{CaptureHead, CaptureStatus, Role};
 
 use crate::mappings::overlaps;
@@ -16,52 +15,10 @@ const PATH_MAX: usize = 4096;
 const STR_MAX: usize = 128 << 10;
 /// Most argv/envp elements read.
 const STR_ARRAY_MAX: usize = 1 << 16;
-/// Most iovec elements read (`IOV_MAX`).
-const IOV_MAX: usize = 1024;
-/// Largest single capture, whatever the policy: a bound on the recorder's
-/// memory. Larger buffers are captured up to here and marked truncated.
-pub const CAPTURE_MAX: u64 = 256 << 20;
 /// Largest length taken from a length pointer (`socklen_t *`).
 const LEN_PTR_MAX: u64 = 64 << 10;
-
-/// How much of each data buffer (read/write payloads, iovec elements) to
-/// capture. Paths, strings and structures are always captured: replay
-/// cannot run without them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DataPolicy {
-    /// Every byte (default).
-    All,
-    /// No data bytes: lengths only, marked `skipped`.
-    None,
-    /// At most this many bytes per buffer; the rest is marked `truncated`.
-    Max(u64),
-}
-
-/// Captures of one system call, collected at entry and exit and written
-/// with its record at exit. Reused across calls so steady state allocates
-/// nothing.
-#[derive(Default)]
-pub(crate) struct Captures {
-    pub heads: Vec<(CaptureHead, Range<usize>)>,
-    pub bytes: Vec<u8>,
-}
-
-/// Counts of captures that are not complete, for the final summary.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct CaptureCounts {
-    /// Captures cut short by `--data max=N` or the size bound.
-    pub truncated: u64,
-    /// Captures whose memory could not be read.
-    pub unreadable: u64,
-}
-
-impl Captures {
-    pub(crate) fn clear(&mut self) {
-        self.heads.clear();
-        self.bytes.clear();
-    }
-}
-
+/// Most iovec elements read (`IOV_MAX`).
+const IOV_MAX: usize = 1024;
 /// What one capture pass knows about the call.
 pub(crate) struct CallView<'a> {
     pub pid: i32,

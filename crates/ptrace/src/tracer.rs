@@ -20,11 +20,14 @@ use reanimator_trace::{
     SyscallHead, Writer,
 };
 
-use crate::capture::{capture, CallView, CaptureCounts, Captures, DataPolicy};
+use reanimator_record::{
+    now_ns, process_start, with_writer_thread, CaptureCounts, Captures, DataPolicy, Error,
+    RecordSummary, Sink, Target,
+};
+
+use crate::capture::{capture, CallView};
 use crate::mappings::SharedMappings;
-use crate::sink::{with_writer_thread, Sink};
 use crate::sys::{self, OP_ENTRY, OP_EXIT};
-use crate::{procfs, Error, RecordSummary, Target};
 
 /// ptrace options for every tracee.
 const OPTIONS: libc::c_int = libc::PTRACE_O_TRACESYSGOOD
@@ -83,17 +86,6 @@ fn disarm_flush_timer() {
         let it: libc::itimerval = std::mem::zeroed();
         libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut());
     }
-}
-
-/// `CLOCK_MONOTONIC` in ns, the trace's time base.
-fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime fills the local timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// One traced thread.
@@ -350,8 +342,8 @@ impl Tracer<'_, '_> {
         }
         sys::seize(pid, OPTIONS | libc::PTRACE_O_EXITKILL).map_err(Error::Ptrace)?;
         self.root = Some(pid);
-        let mut start = procfs::process_start(pid, StartCause::Spawned, self.seq(), now_ns())
-            .ok_or_else(|| {
+        let mut start =
+            process_start(pid, StartCause::Spawned, self.seq(), now_ns()).ok_or_else(|| {
                 Error::Spawn(io::Error::other("the command vanished before it started"))
             })?;
         start.exe = program.as_bytes().to_vec();
@@ -384,8 +376,7 @@ impl Tracer<'_, '_> {
                     Err(e) => return Err(Error::Attach(pid, e)),
                 }
                 let _ = sys::interrupt(tid);
-                if let Some(start) =
-                    procfs::process_start(tid, StartCause::Attached, self.seq(), now_ns())
+                if let Some(start) = process_start(tid, StartCause::Attached, self.seq(), now_ns())
                 {
                     self.adopt(tid, start)?;
                 }
@@ -419,16 +410,15 @@ impl Tracer<'_, '_> {
             return Ok(());
         }
         let seq = self.seq();
-        let start = procfs::process_start(tid, StartCause::Created, seq, now_ns()).unwrap_or(
-            ProcessStart {
+        let start =
+            process_start(tid, StartCause::Created, seq, now_ns()).unwrap_or(ProcessStart {
                 seq,
                 time_ns: now_ns(),
                 tgid: tid as u32,
                 tid: tid as u32,
                 cause: StartCause::Created,
                 ..ProcessStart::default()
-            },
-        );
+            });
         if self.pinned && start.tgid != tid as u32 {
             // Threads of one process sharing the tracer's CPU preempt each
             // other at every stop; free, they cost ~10% less (BENCHMARKS.md).

@@ -14,7 +14,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use reanimator_trace::{CaptureHead, Record, SyscallHead, Writer};
 
-use crate::capture::Captures;
+use crate::Captures;
 use crate::Error;
 
 /// Bytes of captured data after which a batch is handed over.
@@ -61,7 +61,7 @@ enum Msg {
 }
 
 /// The tracer's end.
-pub(crate) struct Sink<'q> {
+pub struct Sink<'q> {
     queued: &'q AtomicUsize,
     tx: Option<SyncSender<Msg>>,
     spare: Receiver<Batch>,
@@ -70,7 +70,7 @@ pub(crate) struct Sink<'q> {
 
 impl Sink<'_> {
     /// Appends a system call with its captures.
-    pub(crate) fn call(&mut self, head: &SyscallHead, captures: &Captures) -> Result<(), Error> {
+    pub fn call(&mut self, head: &SyscallHead, captures: &Captures) -> Result<(), Error> {
         let b = &mut self.current;
         let first = b.heads.len();
         for (h, range) in &captures.heads {
@@ -83,13 +83,13 @@ impl Sink<'_> {
     }
 
     /// Appends any other record.
-    pub(crate) fn record(&mut self, r: Record) -> Result<(), Error> {
+    pub fn record(&mut self, r: Record) -> Result<(), Error> {
         self.current.items.push(Item::Other(r));
         self.maybe_send()
     }
 
     /// Hands everything so far to the writer and asks it to write it out.
-    pub(crate) fn flush(&mut self) -> Result<(), Error> {
+    pub fn flush(&mut self) -> Result<(), Error> {
         self.send()?;
         self.tx().send(Msg::Flush).map_err(|_| Error::WriterStopped)
     }
@@ -118,7 +118,7 @@ impl Sink<'_> {
     }
 
     /// Hands over the last batch and closes the channel.
-    pub(crate) fn close(&mut self) -> Result<(), Error> {
+    pub fn close(&mut self) -> Result<(), Error> {
         let res = self.send();
         self.tx = None;
         res
@@ -128,7 +128,7 @@ impl Sink<'_> {
 /// Runs `tracer` with a [`Sink`] whose batches a second thread writes to
 /// `writer`. The writer thread starts before `tracer` runs, so it keeps
 /// the process's full CPU set even if the tracer then pins itself.
-pub(crate) fn with_writer_thread<W, T>(
+pub fn with_writer_thread<W, T>(
     writer: &mut Writer<W>,
     tracer: impl FnOnce(&mut Sink<'_>) -> Result<T, Error>,
 ) -> Result<T, Error>

@@ -62,7 +62,7 @@ fn nul_list(path: String) -> Vec<Vec<u8>> {
 }
 
 /// The open descriptors of `pid`, with flags, offsets and targets.
-pub(crate) fn fds(pid: i32) -> Vec<FdInfo> {
+fn fds(pid: i32) -> Vec<FdInfo> {
     let Ok(dir) = fs::read_dir(format!("/proc/{pid}/fd")) else {
         return Vec::new();
     };
@@ -92,12 +92,7 @@ pub(crate) fn fds(pid: i32) -> Vec<FdInfo> {
 
 /// A full start record for `tid` from `/proc`. Spawned processes override
 /// argv, environment and executable with what is about to be executed.
-pub(crate) fn process_start(
-    tid: i32,
-    cause: StartCause,
-    seq: u64,
-    time_ns: u64,
-) -> Option<ProcessStart> {
+pub fn process_start(tid: i32, cause: StartCause, seq: u64, time_ns: u64) -> Option<ProcessStart> {
     let s = status(tid)?;
     let whole_process = cause != StartCause::Created || s.tgid == tid as u32;
     Some(ProcessStart {

@@ -1,0 +1,227 @@
+/*!
+What every recorder back end shares: the target to record, the capture
+policy, the summary a recording reports, its errors, the `/proc` reader
+that describes a process when recording starts, and the batched hand-off
+to a trace-writer thread.
+
+The back ends (`reanimator-ptrace`, `reanimator-ebpf`) differ only in how
+they see system calls; everything a user chooses or is told is defined
+once, here.
+*/
+
+mod procfs;
+mod sink;
+
+use std::ffi::{CString, OsString};
+use std::io;
+use std::ops::Range;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use procfs::process_start;
+pub use reanimator_fsstate::SnapshotPolicy;
+use reanimator_trace::{CaptureHead, ExitStatus};
+pub use sink::{with_writer_thread, Sink};
+
+/// Largest single capture, whatever the policy: a bound on the recorder's
+/// memory. Larger buffers are captured up to here and marked truncated.
+pub const CAPTURE_MAX: u64 = 256 << 20;
+
+/// How much of each data buffer (read/write payloads, iovec elements) to
+/// capture. Paths, strings and structures are always captured: replay
+/// cannot run without them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataPolicy {
+    /// Every byte (default).
+    All,
+    /// No data bytes: lengths only, marked `skipped`.
+    None,
+    /// At most this many bytes per buffer; the rest is marked `truncated`.
+    Max(u64),
+}
+
+/// Captures of one system call, collected at entry and exit and written
+/// with its record at exit. Reused across calls so steady state allocates
+/// nothing.
+#[derive(Default)]
+pub struct Captures {
+    /// Each capture's head and its range in `bytes`.
+    pub heads: Vec<(CaptureHead, Range<usize>)>,
+    /// The captured bytes, back to back.
+    pub bytes: Vec<u8>,
+}
+
+/// Counts of captures that are not complete, for the final summary.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CaptureCounts {
+    /// Captures cut short by `--data max=N` or the size bound.
+    pub truncated: u64,
+    /// Captures whose memory could not be read.
+    pub unreadable: u64,
+}
+
+impl Captures {
+    /// Empties the set, keeping its memory.
+    pub fn clear(&mut self) {
+        self.heads.clear();
+        self.bytes.clear();
+    }
+}
+
+/// What to record.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// Start a command under the recorder.
+    Spawn {
+        /// The resolved executable.
+        program: CString,
+        /// Its arguments, `argv[0]` first.
+        argv: Vec<CString>,
+        /// Its environment.
+        env: Vec<CString>,
+    },
+    /// Attach to running processes (all their threads, and their future
+    /// children).
+    Attach {
+        /// Process ids.
+        pids: Vec<i32>,
+    },
+}
+
+impl Target {
+    /// A command to start, looked up in `PATH` as a shell would, with this
+    /// process's environment. Fails (before anything runs) when it cannot
+    /// be found or executed.
+    pub fn spawn(argv: &[OsString]) -> Result<Target, Error> {
+        let first = argv.first().ok_or(Error::NoCommand)?;
+        let program =
+            find_program(Path::new(first)).ok_or_else(|| Error::NotFound(first.clone()))?;
+        let cstr = |s: &[u8]| CString::new(s).map_err(|_| Error::Nul);
+        Ok(Target::Spawn {
+            program: cstr(program.as_os_str().as_bytes())?,
+            argv: argv
+                .iter()
+                .map(|a| cstr(a.as_bytes()))
+                .collect::<Result<_, _>>()?,
+            env: std::env::vars_os()
+                .map(|(k, v)| {
+                    let mut kv = k.into_vec();
+                    kv.push(b'=');
+                    kv.extend(v.into_vec());
+                    cstr(&kv)
+                })
+                .collect::<Result<_, _>>()?,
+        })
+    }
+}
+
+/// `cmd` itself when it has a slash, else the first executable match in `PATH`.
+fn find_program(cmd: &Path) -> Option<PathBuf> {
+    let executable = |p: &Path| {
+        let c = CString::new(p.as_os_str().as_bytes()).ok()?;
+        // SAFETY: access reads the NUL-terminated path.
+        (p.is_file() && unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0)
+            .then(|| p.to_path_buf())
+    };
+    if cmd.as_os_str().as_bytes().contains(&b'/') {
+        return executable(cmd);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    std::env::split_paths(&path).find_map(|dir| executable(&dir.join(cmd)))
+}
+
+/// What a recording did, for the final summary line.
+#[derive(Debug, Default, Clone)]
+pub struct RecordSummary {
+    /// Processes followed.
+    pub processes: u64,
+    /// Threads followed (processes included).
+    pub threads: u64,
+    /// Calls that never returned (the task exited or was killed inside
+    /// them, or was detached): recorded without an exit.
+    pub unfinished: u64,
+    /// Calls already under way when the recorder attached (`-p`): only
+    /// their return was seen, so they are not in the trace.
+    pub entered_before_attach: u64,
+    /// Captures that are not complete.
+    pub captures: CaptureCounts,
+    /// How the spawned command ended (`None` when attached).
+    pub root_status: Option<ExitStatus>,
+    /// Wall time of the recording.
+    pub duration: Duration,
+    /// Paths whose initial state was recorded (`--snapshot`).
+    pub snapshot_paths: u64,
+    /// Bytes of initial file contents recorded.
+    pub snapshot_bytes: u64,
+    /// Pre-existing files whose contents could not be read for the
+    /// initial state.
+    pub snapshot_unreadable: u64,
+    /// Shared writable file mappings still mapped when their process
+    /// exited or exec'd: stores through them after their last `msync` or
+    /// `munmap` reached the file without the trace seeing them.
+    pub mappings_at_exit: u64,
+}
+
+/// Why a recording failed.
+#[derive(Debug)]
+pub enum Error {
+    /// No command was given.
+    NoCommand,
+    /// The command was not found or is not executable.
+    NotFound(OsString),
+    /// An argument or environment entry contains a NUL byte.
+    Nul,
+    /// The command could not be started.
+    Spawn(io::Error),
+    /// A process could not be attached to.
+    Attach(i32, io::Error),
+    /// A ptrace or wait request failed unexpectedly.
+    Ptrace(io::Error),
+    /// The trace could not be written.
+    Trace(reanimator_trace::Error),
+    /// The writer thread stopped (its own error is reported instead when known).
+    WriterStopped,
+    /// The kernel-level back end could not be set up or run.
+    Bpf(String),
+    /// Events were lost (the trace holds an explicit gap record).
+    Lost(u64),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::NoCommand => write!(f, "no command given"),
+            Error::NotFound(c) => write!(
+                f,
+                "{}: command not found or not executable",
+                c.to_string_lossy()
+            ),
+            Error::Nul => write!(f, "an argument or environment variable contains a NUL byte"),
+            Error::Spawn(e) => write!(f, "cannot start the command: {e}"),
+            Error::Attach(pid, e) if e.raw_os_error() == Some(libc::EPERM) => {
+                write!(f, "cannot attach to process {pid}: {e} (another tracer, or not yours; see ptrace(2))")
+            }
+            Error::Attach(pid, e) => write!(f, "cannot attach to process {pid}: {e}"),
+            Error::Ptrace(e) => write!(f, "ptrace: {e}"),
+            Error::Trace(e) => write!(f, "{e}"),
+            Error::WriterStopped => write!(f, "the trace writer stopped unexpectedly"),
+            Error::Bpf(e) => write!(f, "ebpf: {e}"),
+            Error::Lost(n) => write!(f, "{n} events were lost (the trace marks the gap)"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// `CLOCK_MONOTONIC` in ns, the trace's time base (the kernel's
+/// `bpf_ktime_get_ns` reads the same clock).
+pub fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime fills the local timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
