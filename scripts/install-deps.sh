@@ -4,7 +4,7 @@
 # (stable, via rustup) must already be present.
 set -euo pipefail
 need_apt=()
-for pkg in build-essential pkg-config clang libelf-dev zlib1g-dev zstd sqlite3 git tar fio rocksdb-tools; do
+for pkg in build-essential pkg-config clang libelf-dev zlib1g-dev bpftool zstd sqlite3 git tar fio rocksdb-tools; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use reanimator_ptrace::{record, DataPolicy, RecordSummary, SnapshotPolicy, Target};
+use reanimator_record::{DataPolicy, RecordSummary, SnapshotPolicy, Target};
 use reanimator_trace::{ClockAnchor, ExitStatus, TraceMeta, Writer, WriterOptions};
 
 /// Arguments of `reanimator record`.
@@ -24,9 +24,15 @@ pub struct RecordArgs {
     /// Replace TRACE if it exists.
     #[arg(long)]
     pub force: bool,
-    /// How calls are captured. `ptrace` needs no privileges.
-    #[arg(long, value_enum, default_value_t = Backend::Ptrace)]
+    /// How calls are captured: `ebpf` (kernel-level, faster; root and
+    /// Linux 6.16+), `ptrace` (no privileges), or `auto`: ebpf when the
+    /// kernel and privileges allow it, else ptrace.
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
+    /// eBPF ring buffer size in bytes (a power of two; the program is
+    /// stopped while the recorder drains it once it is half full).
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
+    pub ring_size: u32,
     /// Buffer data to capture: `all` bytes, `none` (lengths only), or
     /// `max=BYTES` per buffer. Paths and structures are always captured;
     /// anything cut short is marked in the trace.
@@ -60,6 +66,10 @@ pub struct RecordArgs {
 /// Recording back ends.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
+    /// ebpf if available, else ptrace.
+    Auto,
+    /// eBPF programs on the syscall tracepoints: every call, every byte.
+    Ebpf,
     /// ptrace: unprivileged, every call, every byte.
     Ptrace,
 }
@@ -151,13 +161,32 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
                 .with_context(|| format!("--cpu {n}: expected a CPU number or `none`"))?,
         ),
     };
+    let backend = match args.backend {
+        Backend::Auto => match reanimator_ebpf::unavailable() {
+            None => Backend::Ebpf,
+            Some(why) => {
+                eprintln!("reanimator: recording with ptrace ({why})");
+                Backend::Ptrace
+            }
+        },
+        b => b,
+    };
+    if backend == Backend::Ebpf && args.snapshot != SnapshotArg::Off {
+        if let Target::Attach { .. } = target {
+            bail!("--backend ebpf with -p cannot record the initial file state (the processes are already running); add --snapshot off or use --backend ptrace");
+        }
+    }
     let meta = TraceMeta {
         tool: format!("reanimator {}", env!("CARGO_PKG_VERSION")),
         clock: ClockAnchor::now(),
         arch: std::env::consts::ARCH.into(),
         hostname: uname_field(|u| &u.nodename),
         kernel: uname_field(|u| &u.release),
-        recorder: "ptrace".into(),
+        recorder: match backend {
+            Backend::Ebpf => "ebpf",
+            _ => "ptrace",
+        }
+        .into(),
         command: args
             .command
             .iter()
@@ -181,7 +210,16 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
         SnapshotArg::Meta => SnapshotPolicy::Metadata,
         SnapshotArg::Off => SnapshotPolicy::Off,
     };
-    let result = record(&target, args.data, pin, snapshot, &mut writer);
+    let result = match backend {
+        Backend::Ebpf => {
+            let opts = reanimator_ebpf::Options {
+                ring_bytes: args.ring_size,
+                ..reanimator_ebpf::Options::default()
+            };
+            reanimator_ebpf::record(&target, args.data, snapshot, &opts, &mut writer)
+        }
+        _ => reanimator_ptrace::record(&target, args.data, pin, snapshot, &mut writer),
+    };
     // Finish the trace whatever happened: what was recorded is kept.
     let (_, end) = writer
         .finish()
@@ -261,7 +299,7 @@ fn human_bytes(b: u64) -> String {
 }
 
 /// `--snapshot`.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SnapshotArg {
     /// Metadata and contents.
     Contents,

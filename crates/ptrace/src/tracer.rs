@@ -14,15 +14,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use reanimator_catalogue as catalogue;
-use reanimator_fsstate::{join, SnapshotPolicy, Snapshotter};
+use reanimator_fsstate::{SnapshotPolicy, Snapshotter};
 use reanimator_trace::{
     ExitStatus, ProcessExit, ProcessStart, Record, Role, SignalDelivery, StartCause, SyscallExit,
     SyscallHead, Writer,
 };
 
 use reanimator_record::{
-    now_ns, process_start, with_writer_thread, CaptureCounts, Captures, DataPolicy, Error,
-    RecordSummary, Sink, Target,
+    now_ns, process_start, touched_paths, with_writer_thread, CaptureCounts, Captures, DataPolicy,
+    Error, RecordSummary, Sink, Target,
 };
 
 use crate::capture::{capture, CallView};
@@ -527,7 +527,15 @@ impl Tracer<'_, '_> {
                         shared: self.shared.of(head.tgid),
                     };
                     capture(row, &view, policy, &mut task.captures, &mut self.counts);
-                    touched = touched_paths(pid, row, &head.args, &task.captures);
+                    let caps = &task.captures;
+                    touched = touched_paths(pid, row, &head.args, |arg| {
+                        caps.heads.iter().find_map(|(h, r)| {
+                            (h.arg == arg
+                                && h.role == Role::Entry
+                                && h.status == reanimator_trace::CaptureStatus::Complete)
+                                .then(|| &caps.bytes[r.clone()])
+                        })
+                    });
                 }
                 // The state of each path before this call touches it: these
                 // records take smaller ids than the call itself.
@@ -723,58 +731,4 @@ impl Tracer<'_, '_> {
             let _ = self.write_end(task.tgid, pid, ExitStatus::Detached);
         }
     }
-}
-
-/// The absolute paths a call names (joined with its working directory or
-/// directory descriptor, read from /proc), each with whether its contents
-/// matter: not when the call truncates the file for writing.
-fn touched_paths(
-    pid: i32,
-    row: &catalogue::Syscall,
-    args: &[u64; 6],
-    caps: &Captures,
-) -> Vec<(Vec<u8>, bool)> {
-    let params = row.params();
-    let mut out = Vec::new();
-    for (i, p) in params.iter().enumerate() {
-        if p.kind != catalogue::Kind::Path {
-            continue;
-        }
-        let Some(path) = caps.heads.iter().find_map(|(h, r)| {
-            (h.arg == i as u8
-                && h.role == Role::Entry
-                && h.status == reanimator_trace::CaptureStatus::Complete)
-                .then(|| &caps.bytes[r.clone()])
-        }) else {
-            continue;
-        };
-        if path.is_empty() {
-            continue;
-        }
-        let base = if path[0] == b'/' {
-            b"/".to_vec()
-        } else {
-            let dirfd = (i > 0 && params[i - 1].kind == catalogue::Kind::DirFd)
-                .then(|| args[i - 1] as i32)
-                .filter(|&d| d != libc::AT_FDCWD);
-            let link = match dirfd {
-                Some(d) => format!("/proc/{pid}/fd/{d}"),
-                None => format!("/proc/{pid}/cwd"),
-            };
-            match std::fs::read_link(link) {
-                Ok(b) => b.into_os_string().into_encoded_bytes(),
-                Err(_) => continue,
-            }
-        };
-        let truncates = match row.name {
-            "creat" => true,
-            "open" | "openat" => {
-                let flags = args[if row.name == "open" { 1 } else { 2 }] as i32;
-                flags & libc::O_TRUNC != 0 && flags & libc::O_ACCMODE != libc::O_RDONLY
-            }
-            _ => false,
-        };
-        out.push((join(&base, path), !truncates));
-    }
-    out
 }

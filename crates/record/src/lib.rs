@@ -20,6 +20,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use procfs::process_start;
+use reanimator_catalogue as catalogue;
+use reanimator_fsstate::join;
 pub use reanimator_fsstate::SnapshotPolicy;
 use reanimator_trace::{CaptureHead, ExitStatus};
 pub use sink::{with_writer_thread, Sink};
@@ -224,4 +226,55 @@ pub fn now_ns() -> u64 {
     // SAFETY: clock_gettime fills the local timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The absolute paths a call names (joined with its working directory or
+/// directory descriptor, read from /proc), each with whether its contents
+/// matter: not when the call truncates the file for writing.
+///
+/// `path_of(arg)` gives the path argument `arg` as captured at entry.
+pub fn touched_paths<'a>(
+    pid: i32,
+    row: &catalogue::Syscall,
+    args: &[u64; 6],
+    path_of: impl Fn(u8) -> Option<&'a [u8]>,
+) -> Vec<(Vec<u8>, bool)> {
+    let params = row.params();
+    let mut out = Vec::new();
+    for (i, p) in params.iter().enumerate() {
+        if p.kind != catalogue::Kind::Path {
+            continue;
+        }
+        let Some(path) = path_of(i as u8) else {
+            continue;
+        };
+        if path.is_empty() {
+            continue;
+        }
+        let base = if path[0] == b'/' {
+            b"/".to_vec()
+        } else {
+            let dirfd = (i > 0 && params[i - 1].kind == catalogue::Kind::DirFd)
+                .then(|| args[i - 1] as i32)
+                .filter(|&d| d != libc::AT_FDCWD);
+            let link = match dirfd {
+                Some(d) => format!("/proc/{pid}/fd/{d}"),
+                None => format!("/proc/{pid}/cwd"),
+            };
+            match std::fs::read_link(link) {
+                Ok(b) => b.into_os_string().into_encoded_bytes(),
+                Err(_) => continue,
+            }
+        };
+        let truncates = match row.name {
+            "creat" => true,
+            "open" | "openat" => {
+                let flags = args[if row.name == "open" { 1 } else { 2 }] as i32;
+                flags & libc::O_TRUNC != 0 && flags & libc::O_ACCMODE != libc::O_RDONLY
+            }
+            _ => false,
+        };
+        out.push((join(&base, path), !truncates));
+    }
+    out
 }

@@ -1,0 +1,650 @@
+// SPDX-License-Identifier: (MIT OR GPL-2.0)
+/* The kernel side of the eBPF recorder.
+ *
+ * sys_enter keeps the call's number, arguments, entry time and sequence id
+ * in task storage and reads the call's input memory; sys_exit reads its
+ * output memory and emits the call. Which memory a call names comes from
+ * the `specs` map, filled by the recorder from the syscall catalogue: this
+ * program knows no system call by name. Every record goes to one ring
+ * buffer as a variable-size dynptr record; the user buffers are copied
+ * straight into it. Records that do not fit are counted, never dropped
+ * silently, and a process that outruns the consumer is stopped (SIGSTOP)
+ * until the consumer has drained the ring.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "records.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+#define PATH_MAX_LEN 4096
+#define STR_MAX_LEN (128 << 10)
+#define STR_ARRAY_MAX (1 << 16)
+#define IOV_MAX_LEN 1024
+#define LEN_PTR_MAX (64 << 10)
+#define CAPTURE_MAX (256ULL << 20)
+#define CHUNK (256 << 10)
+#define NR_MAX 512
+
+#define SIGSTOP_NR 19
+#define SI_KERNEL_CODE 0x80
+#define VM_WRITE_FLAG 0x2
+#define VM_SHARED_FLAG 0x8
+#define NR_EXIT 60
+#define NR_EXIT_GROUP 231
+
+/* Set by the recorder before loading. */
+const volatile __u64 data_max = CAPTURE_MAX; /* bytes kept per data buffer */
+const volatile __u64 high_water = 1 << 20;   /* ring bytes that stop a process */
+
+/* The next sequence id; the recorder takes ids from it too. */
+__u64 next_seq = 1;
+/* Bumped at every back-pressure stop, so the recorder knows to look. */
+__u64 stop_requests = 0;
+
+extern int bpf_probe_read_user_dynptr(struct bpf_dynptr *dptr, __u32 off, __u32 size,
+				      const void *unsafe_ptr__ign) __ksym;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 << 20);
+} rb SEC(".maps");
+
+/* Processes (thread group ids) being recorded. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} traced SEC(".maps");
+
+/* Processes stopped for back-pressure, until the recorder resumes them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} stopped SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NR_MAX);
+	__type(key, __u32);
+	__type(value, struct call_spec);
+} specs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct counters);
+} counts SEC(".maps");
+
+/* One string buffer per CPU (a per-CPU array value cannot be this large). */
+struct scratch {
+	char buf[STR_MAX_LEN + 8];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* resized to the CPU count */
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+/* The call a task is inside, from sys_enter to sys_exit. */
+struct inflight {
+	__u64 seq;
+	__u64 enter_ns;
+	__u64 args[6];
+	__u32 nr;
+	__u32 tid;
+	__u32 tgid;
+	__u32 active;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct inflight);
+} calls SEC(".maps");
+
+static __always_inline struct counters *counters(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&counts, &zero);
+}
+
+static __always_inline bool is_traced(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&traced, &tgid) != NULL;
+}
+
+/* Stops the current process when the ring is filling faster than the
+ * recorder drains it. The signal goes out before the process is published
+ * in `stopped`, so the recorder never resumes a stop it has not seen. */
+static __always_inline void throttle(__u32 tgid)
+{
+	if (bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) < high_water)
+		return;
+	if (bpf_map_lookup_elem(&stopped, &tgid))
+		return;
+	if (bpf_send_signal(SIGSTOP_NR))
+		return;
+	__u8 one = 1;
+	bpf_map_update_elem(&stopped, &tgid, &one, BPF_ANY);
+	__sync_fetch_and_add(&stop_requests, 1);
+	struct counters *c = counters();
+	if (c)
+		c->stops++;
+}
+
+/* What one capture is; also the bpf_loop context that emits it. */
+struct cap {
+	__u64 seq;
+	__u64 addr;
+	__u64 len;
+	__u64 present;
+	__u64 want;
+	__u64 offset;
+	__u32 tid;
+	__u32 elem;
+	__u8 arg;
+	__u8 flags;
+	__u8 done;
+	__u8 pad[5];
+};
+
+static long chunk_cb(__u64 i, struct cap *c)
+{
+	__u64 left = c->want - c->offset;
+	__u32 n = left > CHUNK ? CHUNK : left;
+	struct bpf_dynptr d;
+	if (bpf_ringbuf_reserve_dynptr(&rb, sizeof(struct rec_capture) + n, 0, &d)) {
+		bpf_ringbuf_discard_dynptr(&d, 0);
+		struct counters *k = counters();
+		if (k)
+			k->ring_full++;
+		return 1;
+	}
+	struct rec_capture h = {
+		.h = { .type = REC_CAPTURE, .tid = c->tid, .seq = c->seq },
+		.arg = c->arg,
+		.flags = c->flags,
+		.elem = c->elem,
+		.len = c->len,
+		.present = c->present,
+		.want = c->want,
+		.offset = c->offset,
+		.size = n,
+	};
+	if (n && bpf_probe_read_user_dynptr(&d, sizeof(h), n, (void *)(c->addr + c->offset))) {
+		h.flags |= CAP_FAILED;
+		h.size = 0;
+		c->done = 1;
+	}
+	bpf_dynptr_write(&d, 0, &h, sizeof(h), 0);
+	bpf_ringbuf_submit_dynptr(&d, BPF_RB_NO_WAKEUP);
+	c->offset += n;
+	return c->done || c->offset >= c->want;
+}
+
+/* Emits a data capture in chunks of at most CHUNK bytes. */
+__noinline int emit_data(struct cap *in)
+{
+	if (!in)
+		return 0;
+	struct cap c = *in; /* bpf_loop wants its context on this stack */
+	if (c.want > CAPTURE_MAX)
+		c.want = CAPTURE_MAX;
+	c.offset = 0;
+	c.done = 0;
+	__u32 chunks = c.want ? (c.want + CHUNK - 1) / CHUNK : 1;
+	bpf_loop(chunks, chunk_cb, &c, 0);
+	return 0;
+}
+
+/* Emits a NUL-terminated string of at most `max` bytes. */
+__noinline int emit_string(struct cap *c, __u32 max)
+{
+	if (!c)
+		return 0;
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct scratch *s = bpf_map_lookup_elem(&scratch, &cpu);
+	if (!s)
+		return 0;
+	if (max > STR_MAX_LEN)
+		max = STR_MAX_LEN;
+	long r = bpf_probe_read_user_str(s->buf, max + 1, (void *)c->addr);
+	__u8 flags = c->flags | CAP_STRING;
+	__u32 n;
+	if (r <= 0) {
+		flags |= CAP_FAILED;
+		n = 0;
+	} else if (r > max) {
+		flags |= CAP_UNTERMINATED;
+		n = max;
+	} else {
+		n = r - 1;
+	}
+	if (n > STR_MAX_LEN)
+		n = STR_MAX_LEN;
+	struct bpf_dynptr d;
+	if (bpf_ringbuf_reserve_dynptr(&rb, sizeof(struct rec_capture) + n, 0, &d)) {
+		bpf_ringbuf_discard_dynptr(&d, 0);
+		struct counters *k = counters();
+		if (k)
+			k->ring_full++;
+		return 0;
+	}
+	struct rec_capture h = {
+		.h = { .type = REC_CAPTURE, .tid = c->tid, .seq = c->seq },
+		.arg = c->arg,
+		.flags = flags,
+		.elem = c->elem,
+		.len = n,
+		.present = n,
+		.want = n,
+		.offset = 0,
+		.size = n,
+	};
+	bpf_dynptr_write(&d, 0, &h, sizeof(h), 0);
+	if (n)
+		bpf_dynptr_write(&d, sizeof(h), s->buf, n, 0);
+	bpf_ringbuf_submit_dynptr(&d, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* argv/envp: each element a string capture. */
+struct strs {
+	struct cap c;
+	__u64 base;
+};
+
+static long str_cb(__u64 i, struct strs *s)
+{
+	__u64 p = 0;
+	if (bpf_probe_read_user(&p, sizeof(p), (void *)(s->base + i * 8)) || !p)
+		return 1;
+	s->c.addr = p;
+	s->c.elem = i;
+	emit_string(&s->c, STR_MAX_LEN);
+	return 0;
+}
+
+/* An iovec array: at entry whole elements, at exit the return value spread
+ * over the elements in order. */
+struct iovs {
+	struct cap c;
+	__u64 base;
+	__u64 left;
+	__u8 exit;
+};
+
+static long iov_cb(__u64 i, struct iovs *v)
+{
+	__u64 iov[2];
+	if (bpf_probe_read_user(iov, sizeof(iov), (void *)(v->base + i * 16)))
+		return 1;
+	__u64 present = iov[1];
+	if (v->exit) {
+		present = iov[1] < v->left ? iov[1] : v->left;
+		v->left -= present;
+	}
+	v->c.addr = iov[0];
+	v->c.elem = i;
+	v->c.len = iov[1];
+	v->c.present = present;
+	v->c.want = present < data_max ? present : data_max;
+	emit_data(&v->c);
+	return 0;
+}
+
+__noinline int emit_iovecs(struct cap *c, __u64 base, __u64 count, __u64 left, int exit)
+{
+	if (!c)
+		return 0;
+	struct iovs v = { .c = *c, .base = base, .left = left, .exit = exit };
+	if (count > IOV_MAX_LEN)
+		count = IOV_MAX_LEN;
+	bpf_loop(count, iov_cb, &v, 0);
+	return 0;
+}
+
+static int vma_cb(struct task_struct *task, struct vm_area_struct *vma, __u64 *shared)
+{
+	*shared = (vma->vm_flags & (VM_SHARED_FLAG | VM_WRITE_FLAG)) ==
+			  (VM_SHARED_FLAG | VM_WRITE_FLAG) &&
+		  vma->vm_file;
+	return 0;
+}
+
+/* One pass over a call's parameters: the entry pass (exit == 0) reads
+ * inputs, the exit pass outputs, only after success. */
+struct pass {
+	struct call_spec spec;
+	__u64 args[6];
+	__u64 seq;
+	__s64 ret;
+	__u32 tid;
+	__u8 exit;
+	__u8 ok;
+};
+
+static __always_inline __u64 arg_of(struct pass *p, __u32 i)
+{
+	return i < 6 ? p->args[i] : 0;
+}
+
+__noinline int capture_param(struct pass *p, __u32 i)
+{
+	if (!p || i >= 6)
+		return 0;
+	struct param_spec ps = p->spec.p[i];
+	__u64 addr = p->args[i];
+	if (ps.kind == K_NONE || !addr)
+		return 0;
+	struct cap c = {
+		.seq = p->seq,
+		.addr = addr,
+		.tid = p->tid,
+		.arg = i,
+		.flags = p->exit ? CAP_EXIT : 0,
+	};
+	if (!p->exit) {
+		switch (ps.kind) {
+		case K_PATH:
+			emit_string(&c, PATH_MAX_LEN);
+			return 0;
+		case K_STR:
+			emit_string(&c, STR_MAX_LEN);
+			return 0;
+		case K_STR_ARRAY: {
+			struct strs s = { .c = c, .base = addr };
+			bpf_loop(STR_ARRAY_MAX, str_cb, &s, 0);
+			return 0;
+		}
+		case K_MAPPED: {
+			__u64 shared = 0;
+			bpf_find_vma(bpf_get_current_task_btf(), addr, vma_cb, &shared, 0);
+			if (!shared)
+				return 0;
+			__u64 n = arg_of(p, ps.len_arg);
+			c.len = c.present = n;
+			c.want = n < data_max ? n : data_max;
+			emit_data(&c);
+			return 0;
+		}
+		}
+	}
+	int reads = p->exit ? (ps.dir & DIR_OUT) && p->ok : ps.dir & DIR_IN;
+	if (!reads)
+		return 0;
+	__u64 n = 0;
+	if (ps.kind == K_BUF || ps.kind == K_STRUCT) {
+		switch (ps.len_kind) {
+		case L_ARG:
+			n = arg_of(p, ps.len_arg);
+			break;
+		case L_RET:
+			if (!p->exit)
+				return 0;
+			n = p->ret > 0 ? p->ret : 0;
+			break;
+		case L_FIXED:
+			n = ps.fixed;
+			break;
+		case L_ARGPTR: {
+			__u64 at = arg_of(p, ps.len_arg);
+			__u32 v = 0;
+			if (!at || bpf_probe_read_user(&v, sizeof(v), (void *)at))
+				return 0;
+			n = v < LEN_PTR_MAX ? v : LEN_PTR_MAX;
+			break;
+		}
+		}
+		c.len = c.present = n;
+		c.want = ps.kind == K_STRUCT ? n : (n < data_max ? n : data_max);
+		emit_data(&c);
+		return 0;
+	}
+	__u64 left = p->exit && p->ret > 0 ? p->ret : 0;
+	if (ps.kind == K_IOVEC) {
+		emit_iovecs(&c, addr, arg_of(p, ps.len_arg), left, p->exit);
+	} else if (ps.kind == K_MSGHDR) {
+		/* struct msghdr: msg_iov at offset 16, msg_iovlen at 24. */
+		__u64 hdr[4];
+		if (bpf_probe_read_user(hdr, sizeof(hdr), (void *)addr)) {
+			c.len = 56;
+			c.flags |= CAP_FAILED;
+			c.addr = 0;
+			c.want = 0;
+			emit_data(&c);
+			return 0;
+		}
+		emit_iovecs(&c, hdr[2], hdr[3], left, p->exit);
+	}
+	return 0;
+}
+
+static __always_inline void capture_pass(struct pass *p)
+{
+	for (__u32 i = 0; i < 6; i++)
+		capture_param(p, i);
+}
+
+static __always_inline bool load_spec(struct pass *p, __u32 nr)
+{
+	struct call_spec *s = bpf_map_lookup_elem(&specs, &nr);
+	if (!s)
+		return false;
+	p->spec = *s;
+	return true;
+}
+
+static __always_inline void emit_call(struct inflight *f, bool returned, __s64 ret)
+{
+	struct rec_call *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		struct counters *k = counters();
+		if (k)
+			k->ring_full++;
+		return;
+	}
+	r->h.type = REC_CALL;
+	r->h.tid = f->tid;
+	r->h.seq = f->seq;
+	r->h.time_ns = f->enter_ns;
+	r->tgid = f->tgid;
+	r->nr = f->nr;
+	for (int i = 0; i < 6; i++)
+		r->args[i] = f->args[i];
+	r->exit_ns = returned ? bpf_ktime_get_ns() : 0;
+	r->ret = ret;
+	r->flags = returned ? CALL_RETURNED : 0;
+	r->pad = 0;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_enter, struct pt_regs *regs, long id)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+	if (!is_traced(tgid))
+		return 0;
+	struct inflight *f = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0,
+						  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!f) {
+		struct counters *k = counters();
+		if (k)
+			k->no_storage++;
+		return 0;
+	}
+	f->nr = id;
+	f->tid = (__u32)pid_tgid;
+	f->tgid = tgid;
+	f->args[0] = regs->di;
+	f->args[1] = regs->si;
+	f->args[2] = regs->dx;
+	f->args[3] = regs->r10;
+	f->args[4] = regs->r8;
+	f->args[5] = regs->r9;
+	f->seq = __sync_fetch_and_add(&next_seq, 1);
+	f->enter_ns = bpf_ktime_get_ns();
+	f->active = 1;
+	struct pass p = { .seq = f->seq, .tid = f->tid, .exit = 0 };
+	for (int i = 0; i < 6; i++)
+		p.args[i] = f->args[i];
+	if ((__u64)id < NR_MAX && load_spec(&p, id))
+		capture_pass(&p);
+	throttle(tgid);
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	if (!is_traced(tgid))
+		return 0;
+	struct inflight *f = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
+	if (!f || !f->active) {
+		struct counters *k = counters();
+		if (k)
+			k->before_attach++;
+		return 0;
+	}
+	f->active = 0;
+	/* The kernel's error convention: -4095..-1. */
+	bool ok = (unsigned long)ret < (unsigned long)-4095L;
+	struct pass p = { .seq = f->seq, .tid = f->tid, .exit = 1, .ok = ok, .ret = ret };
+	for (int i = 0; i < 6; i++)
+		p.args[i] = f->args[i];
+	if (ok && f->nr < NR_MAX && load_spec(&p, f->nr))
+		capture_pass(&p);
+	emit_call(f, true, ret);
+	throttle(tgid);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	if (!is_traced(parent->tgid))
+		return 0;
+	__u32 tgid = child->tgid;
+	__u8 one = 1;
+	bpf_map_update_elem(&traced, &tgid, &one, BPF_ANY);
+	struct rec_fork *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		struct counters *k = counters();
+		if (k)
+			k->ring_full++;
+		return 0;
+	}
+	r->h.type = REC_FORK;
+	r->h.tid = child->pid;
+	r->h.seq = __sync_fetch_and_add(&next_seq, 1);
+	r->h.time_ns = bpf_ktime_get_ns();
+	r->tgid = tgid;
+	r->ppid = BPF_CORE_READ(child, real_parent, tgid);
+	r->parent_tid = parent->pid;
+	r->uid = BPF_CORE_READ(child, real_cred, uid.val);
+	r->gid = BPF_CORE_READ(child, real_cred, gid.val);
+	r->euid = BPF_CORE_READ(child, real_cred, euid.val);
+	r->egid = BPF_CORE_READ(child, real_cred, egid.val);
+	r->umask = BPF_CORE_READ(child, fs, umask);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	if (!is_traced(p->tgid))
+		return 0;
+	struct rec_exec *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		struct counters *k = counters();
+		if (k)
+			k->ring_full++;
+		return 0;
+	}
+	r->h.type = REC_EXEC;
+	r->h.tid = p->pid;
+	r->h.seq = 0;
+	r->h.time_ns = bpf_ktime_get_ns();
+	r->tgid = p->tgid;
+	r->old_tid = old_pid;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_task_exit, struct task_struct *p)
+{
+	__u32 tgid = p->tgid;
+	if (!is_traced(tgid))
+		return 0;
+	struct inflight *f = bpf_task_storage_get(&calls, p, 0, 0);
+	if (f && f->active) {
+		/* exit, exit_group, or a call the task was killed inside. */
+		f->active = 0;
+		emit_call(f, false, 0);
+	}
+	struct task_struct *execing = BPF_CORE_READ(p, signal, group_exec_task);
+	bool superseded = execing && execing != p && p->pid == p->tgid;
+	if (!superseded) {
+		struct rec_exit *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+		if (!r) {
+			struct counters *k = counters();
+			if (k)
+				k->ring_full++;
+		} else {
+			r->h.type = REC_EXIT;
+			r->h.tid = p->pid;
+			r->h.seq = __sync_fetch_and_add(&next_seq, 1);
+			r->h.time_ns = bpf_ktime_get_ns();
+			r->tgid = tgid;
+			r->code = p->exit_code;
+			bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+		}
+	}
+	if (BPF_CORE_READ(p, signal, live.counter) == 0) {
+		bpf_map_delete_elem(&traced, &tgid);
+		bpf_map_delete_elem(&stopped, &tgid);
+	}
+	return 0;
+}
+
+SEC("tp_btf/signal_deliver")
+int BPF_PROG(on_signal, int sig, struct kernel_siginfo *info, struct k_sigaction *ka)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+	if (!is_traced(tgid))
+		return 0;
+	int code = info ? BPF_CORE_READ(info, si_code) : 0;
+	/* Our own back-pressure stop is not the program's signal. */
+	if (sig == SIGSTOP_NR && code == SI_KERNEL_CODE)
+		return 0;
+	struct rec_signal *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		struct counters *k = counters();
+		if (k)
+			k->ring_full++;
+		return 0;
+	}
+	r->h.type = REC_SIGNAL;
+	r->h.tid = (__u32)pid_tgid;
+	r->h.seq = __sync_fetch_and_add(&next_seq, 1);
+	r->h.time_ns = bpf_ktime_get_ns();
+	r->tgid = tgid;
+	r->signo = sig;
+	r->code = code;
+	r->sender = info ? BPF_CORE_READ(info, _sifields._kill._pid) : 0;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}

@@ -1,0 +1,129 @@
+/* What the kernel side hands the recorder through the ring buffer.
+ *
+ * Every ring record starts with `struct rec_head`; its `type` says which
+ * struct follows. The Rust consumer (src/records.rs) reads the same
+ * layout: change both together. All fields are little-endian x86_64
+ * natural alignment; every struct is a multiple of 8 bytes.
+ */
+#ifndef REANIMATOR_RECORDS_H
+#define REANIMATOR_RECORDS_H
+
+enum rec_type {
+	REC_CALL = 1,    /* a system call, at its exit (or unfinished)    */
+	REC_CAPTURE = 2, /* one chunk of user memory a call named          */
+	REC_FORK = 3,    /* a task created by a traced one                 */
+	REC_EXEC = 4,    /* a successful execve                            */
+	REC_EXIT = 5,    /* a traced task ended                            */
+	REC_SIGNAL = 6,  /* a signal delivered to a traced task            */
+};
+
+struct rec_head {
+	__u32 type;
+	__u32 tid;
+	__u64 seq;     /* global sequence id (for captures: the call's)   */
+	__u64 time_ns; /* CLOCK_MONOTONIC (for calls: entry time)          */
+};
+
+/* flags of rec_call */
+#define CALL_RETURNED 1 /* exit_ns and ret are valid                   */
+
+struct rec_call {
+	struct rec_head h;
+	__u32 tgid;
+	__u32 nr;
+	__u64 args[6];
+	__u64 exit_ns;
+	__s64 ret;
+	__u32 flags;
+	__u32 pad;
+};
+
+/* flags of rec_capture */
+#define CAP_EXIT 1       /* read at syscall exit (else at entry)        */
+#define CAP_FAILED 2     /* the memory could not be read: bytes stop here */
+#define CAP_STRING 4     /* a NUL-terminated string; `present` is its max */
+#define CAP_UNTERMINATED 8 /* string: no NUL within the maximum         */
+
+/* One chunk of one capture: `size` bytes that were at `offset` of the
+ * capture follow this header. A capture is the chunks with the same
+ * (seq, arg, elem, exit flag) in offset order; its last chunk has
+ * offset + size == want, or CAP_FAILED. */
+struct rec_capture {
+	struct rec_head h;
+	__u8 arg;
+	__u8 flags;
+	__u16 pad;
+	__u32 elem;
+	__u64 len;     /* the length the size rule gives                   */
+	__u64 present; /* bytes that exist there (output iovecs: moved)    */
+	__u64 want;    /* bytes the policy keeps (<= present)              */
+	__u64 offset;
+	__u64 size;
+};
+
+struct rec_fork {
+	struct rec_head h; /* tid: the child */
+	__u32 tgid;
+	__u32 ppid;
+	__u32 parent_tid;
+	__u32 uid, gid, euid, egid;
+	__u32 umask;
+};
+
+struct rec_exec {
+	struct rec_head h; /* tid: the id after exec */
+	__u32 tgid;
+	__u32 old_tid;
+};
+
+struct rec_exit {
+	struct rec_head h;
+	__u32 tgid;
+	__u32 code; /* as wait(2) encodes it */
+};
+
+struct rec_signal {
+	struct rec_head h;
+	__u32 tgid;
+	__s32 signo;
+	__s32 code;
+	__u32 sender;
+};
+
+/* The capture rule of one parameter, from the catalogue (src/spec.rs). */
+enum spec_kind {
+	K_NONE = 0,
+	K_PATH = 1,
+	K_STR = 2,
+	K_STR_ARRAY = 3,
+	K_BUF = 4,
+	K_STRUCT = 5,
+	K_IOVEC = 6,
+	K_MSGHDR = 7,
+	K_MAPPED = 8,
+};
+#define DIR_IN 1
+#define DIR_OUT 2
+enum spec_len { L_ARG = 0, L_RET = 1, L_FIXED = 2, L_ARGPTR = 3 };
+
+struct param_spec {
+	__u8 kind;
+	__u8 dir;
+	__u8 len_kind;
+	__u8 len_arg; /* L_ARG/L_ARGPTR: argument index; iovec: count index; mapped: length index */
+	__u32 fixed;
+};
+
+struct call_spec {
+	struct param_spec p[6];
+};
+
+/* Counters the consumer reads (one per CPU). */
+struct counters {
+	__u64 ring_full;       /* records that did not fit: events lost       */
+	__u64 no_storage;      /* calls whose entry could not be kept: lost   */
+	__u64 stops;           /* back-pressure stops requested               */
+	__u64 before_attach;   /* exits of calls entered before tracing began */
+};
+
+#endif

@@ -1,0 +1,219 @@
+//! The path gate. Replay needs each path's state from before the trace
+//! first touched it, but a BPF program cannot wait for the recorder: by
+//! the time the recorder reads a call from the ring, the call has already
+//! changed the file. So a spawned command runs under a seccomp filter that
+//! holds every call naming a path (the catalogue's `Path` parameters) until
+//! the recorder has recorded that path's state, then lets the call
+//! continue unchanged (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`). seccomp runs
+//! before the `sys_enter` tracepoint, so those records also take smaller
+//! sequence ids than the call.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::time::Duration;
+
+use reanimator_catalogue::{all, Kind};
+
+/// Where the child puts its listener for the recorder to take.
+const GATE_FD: RawFd = 1000;
+const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
+
+/// The classic-BPF seccomp filter: `USER_NOTIF` for calls with a path
+/// parameter, `ALLOW` for everything else.
+pub(crate) struct Filter(Vec<libc::sock_filter>);
+
+impl Filter {
+    pub(crate) fn new() -> Filter {
+        let stmt = |code: u32, k: u32| libc::sock_filter {
+            code: code as u16,
+            jt: 0,
+            jf: 0,
+            k,
+        };
+        let jeq = |k: u32, jt: u8, jf: u8| libc::sock_filter {
+            code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+            jt,
+            jf,
+            k,
+        };
+        let load = libc::BPF_LD | libc::BPF_W | libc::BPF_ABS;
+        let ret = libc::BPF_RET | libc::BPF_K;
+        let mut nrs: Vec<u32> = all()
+            .iter()
+            .filter(|s| s.params().iter().any(|p| p.kind == Kind::Path))
+            .map(|s| s.nr)
+            .collect();
+        nrs.sort_unstable();
+        // seccomp_data: nr at offset 0, arch at 4.
+        let mut prog = vec![
+            stmt(load, 4),
+            jeq(AUDIT_ARCH_X86_64, 1, 0),
+            stmt(ret, libc::SECCOMP_RET_ALLOW),
+            stmt(load, 0),
+        ];
+        for nr in nrs {
+            prog.push(jeq(nr, 0, 1));
+            prog.push(stmt(ret, libc::SECCOMP_RET_USER_NOTIF));
+        }
+        prog.push(stmt(ret, libc::SECCOMP_RET_ALLOW));
+        Filter(prog)
+    }
+
+    /// Installs the filter in the calling process and leaves its listener
+    /// at `GATE_FD`. Only async-signal-safe calls: runs in a forked child.
+    pub(crate) fn install(&self) -> bool {
+        let prog = libc::sock_fprog {
+            len: self.0.len() as u16,
+            filter: self.0.as_ptr() as *mut libc::sock_filter,
+        };
+        // SAFETY: seccomp reads the program we own; dup3/close act on the
+        // returned descriptor only.
+        unsafe {
+            let fd = libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+                &prog as *const libc::sock_fprog,
+            );
+            if fd < 0 {
+                return false;
+            }
+            let ok = libc::dup3(fd as i32, GATE_FD, libc::O_CLOEXEC) == GATE_FD;
+            libc::close(fd as i32);
+            ok
+        }
+    }
+}
+
+/// A call held by the gate.
+pub(crate) struct Held {
+    pub id: u64,
+    pub pid: i32,
+    pub nr: u32,
+    pub args: [u64; 6],
+}
+
+/// The recorder's end of the gate.
+pub(crate) struct Gate {
+    fd: OwnedFd,
+}
+
+/// The descriptor number the gate occupies in the child before its exec
+/// (it is close-on-exec); not part of the command's own state.
+pub(crate) fn is_gate_fd(fd: i32) -> bool {
+    fd == GATE_FD
+}
+
+impl Gate {
+    /// Takes the listener out of the stopped child `pid`.
+    pub(crate) fn take(pid: i32) -> io::Result<Gate> {
+        // SAFETY: pidfd_open and pidfd_getfd return new descriptors we own.
+        unsafe {
+            let pidfd = libc::syscall(libc::SYS_pidfd_open, pid, 0);
+            if pidfd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let pidfd = OwnedFd::from_raw_fd(pidfd as i32);
+            let fd = libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), GATE_FD, 0);
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(Gate {
+                fd: OwnedFd::from_raw_fd(fd as i32),
+            })
+        }
+    }
+
+    /// Waits up to `timeout` for a held call; `None` when none came.
+    pub(crate) fn wait(&self, timeout: Duration) -> io::Result<Option<Held>> {
+        let mut pfd = libc::pollfd {
+            fd: self.fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ts = libc::timespec {
+            tv_sec: timeout.as_secs() as _,
+            tv_nsec: timeout.subsec_nanos() as _,
+        };
+        // SAFETY: ppoll reads and writes the one pollfd and reads the
+        // timespec we pass.
+        let n = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+        if n <= 0 || pfd.revents & libc::POLLIN == 0 {
+            return Ok(None);
+        }
+        // SAFETY: a zeroed seccomp_notif is what NOTIF_RECV expects.
+        let mut notif: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+        // SAFETY: the ioctl fills the struct we pass.
+        if unsafe {
+            libc::ioctl(
+                self.fd.as_raw_fd(),
+                libc::SECCOMP_IOCTL_NOTIF_RECV,
+                &mut notif,
+            )
+        } < 0
+        {
+            let e = io::Error::last_os_error();
+            // ENOENT: the caller died before we read it.
+            return match e.raw_os_error() {
+                Some(libc::ENOENT) | Some(libc::EINTR) => Ok(None),
+                _ => Err(e),
+            };
+        }
+        Ok(Some(Held {
+            id: notif.id,
+            pid: notif.pid as i32,
+            nr: notif.data.nr as u32,
+            args: notif.data.args,
+        }))
+    }
+
+    /// Lets a held call go on, unchanged.
+    pub(crate) fn release(&self, id: u64) {
+        let mut resp = libc::seccomp_notif_resp {
+            id,
+            val: 0,
+            error: 0,
+            flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+        };
+        // SAFETY: the ioctl reads the response we pass. An error means the
+        // caller is gone: nothing to release.
+        unsafe {
+            libc::ioctl(
+                self.fd.as_raw_fd(),
+                libc::SECCOMP_IOCTL_NOTIF_SEND,
+                &mut resp,
+            )
+        };
+    }
+}
+
+/// Reads a NUL-terminated path (at most `PATH_MAX`) from `pid`'s memory.
+pub(crate) fn read_path(pid: i32, addr: u64) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut at = addr;
+    while out.len() < 4096 {
+        let chunk = 4096 - (at as usize & 4095);
+        let mut buf = vec![0u8; chunk];
+        let local = libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: chunk,
+        };
+        let remote = libc::iovec {
+            iov_base: at as *mut libc::c_void,
+            iov_len: chunk,
+        };
+        // SAFETY: process_vm_readv writes at most `chunk` bytes into buf.
+        let got = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
+        if got <= 0 {
+            return None;
+        }
+        let got = got as usize;
+        if let Some(nul) = buf[..got].iter().position(|&b| b == 0) {
+            out.extend_from_slice(&buf[..nul]);
+            return Some(out);
+        }
+        out.extend_from_slice(&buf[..got]);
+        at += got as u64;
+    }
+    None
+}

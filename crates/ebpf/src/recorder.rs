@@ -1,0 +1,902 @@
+//! The user side: loads the program, starts or adopts the processes, drains
+//! the ring every half millisecond, resumes processes stopped for
+//! back-pressure, and turns ring records into trace records.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::ffi::CString;
+use std::io::{self, Write};
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
+use libbpf_rs::{MapCore, MapFlags, RingBufferBuilder};
+use reanimator_catalogue as catalogue;
+use reanimator_fsstate::Snapshotter;
+use reanimator_record::{
+    now_ns, process_start, touched_paths, with_writer_thread, CaptureCounts, Captures, DataPolicy,
+    Error, RecordSummary, Sink, SnapshotPolicy, Target, CAPTURE_MAX,
+};
+use reanimator_trace::{
+    CaptureHead, CaptureStatus, ExitStatus, Loss, ProcessExit, ProcessStart, Record, Role,
+    SignalDelivery, StartCause, SyscallExit, SyscallHead, Writer,
+};
+
+use crate::gate::{is_gate_fd, read_path, Filter, Gate, Held};
+use crate::records::{parse, RingRecord, CAP_EXIT, CAP_FAILED, CAP_STRING, CAP_UNTERMINATED};
+use crate::skel::{RecorderSkel, RecorderSkelBuilder};
+use crate::{spec, Options};
+
+/// How often the ring is drained.
+const POLL: Duration = Duration::from_micros(500);
+/// How often pending frames are written out.
+const FLUSH_EVERY: Duration = Duration::from_secs(1);
+/// How often, once the command has ended, tasks that vanished without an
+/// exit record are looked for in /proc (they would keep the recorder
+/// waiting forever).
+const PRUNE_EVERY: Duration = Duration::from_millis(200);
+
+static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_stop_signal(_: libc::c_int) {
+    STOP_REQUESTED.store(true, Ordering::Relaxed);
+}
+
+fn bpf(what: &'static str) -> impl Fn(libbpf_rs::Error) -> Error {
+    move |e| Error::Bpf(format!("{what}: {e}"))
+}
+
+pub(crate) fn run<W: Write + Send>(
+    target: &Target,
+    policy: DataPolicy,
+    snapshot: SnapshotPolicy,
+    opts: &Options,
+    writer: &mut Writer<W>,
+) -> Result<RecordSummary, Error> {
+    // The command is forked before anything is loaded, so it inherits
+    // none of the recorder's BPF descriptors.
+    let spawned = match target {
+        Target::Spawn { program, argv, env } => {
+            let filter = (snapshot != SnapshotPolicy::Off).then(Filter::new);
+            Some(fork_stopped(program, argv, env, filter.as_ref())?)
+        }
+        Target::Attach { .. } => None,
+    };
+    let mut object = MaybeUninit::uninit();
+    let skel = match load(policy, opts, &mut object) {
+        Ok(s) => s,
+        Err(e) => {
+            if let Some((pid, _)) = spawned {
+                kill_and_reap(pid);
+            }
+            return Err(e);
+        }
+    };
+    let snap = Snapshotter::new(snapshot).map_err(Error::Ptrace)?;
+    with_writer_thread(writer, |sink| {
+        let (root, gate) = match spawned {
+            Some((pid, gate)) => (Some(pid), gate),
+            None => (None, None),
+        };
+        let mut rec = Recorder {
+            skel: &skel,
+            sink,
+            policy,
+            gate,
+            snap,
+            tasks: HashMap::new(),
+            live: HashSet::new(),
+            superseded: HashMap::new(),
+            summary: RecordSummary::default(),
+            counts: CaptureCounts::default(),
+            seen: 0,
+            malformed: 0,
+            error: None,
+        };
+        rec.trace(target, root)
+    })
+}
+
+/// Forks the command, stopped before its exec; with a filter, under the
+/// path gate.
+fn fork_stopped(
+    program: &CString,
+    argv: &[CString],
+    env: &[CString],
+    filter: Option<&Filter>,
+) -> Result<(i32, Option<Gate>), Error> {
+    let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+    argv_ptrs.push(std::ptr::null());
+    let mut env_ptrs: Vec<*const libc::c_char> = env.iter().map(|a| a.as_ptr()).collect();
+    env_ptrs.push(std::ptr::null());
+    // SAFETY: the child only calls async-signal-safe functions (seccomp,
+    // dup3, close, raise, execve, _exit) on memory prepared before the fork.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(Error::Spawn(io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        // SAFETY: see above.
+        unsafe {
+            if filter.is_some_and(|f| !f.install()) {
+                libc::_exit(126);
+            }
+            libc::raise(libc::SIGSTOP);
+            libc::execve(program.as_ptr(), argv_ptrs.as_ptr(), env_ptrs.as_ptr());
+            libc::_exit(127);
+        }
+    }
+    let mut status = 0;
+    // SAFETY: status is a local int.
+    if unsafe { libc::waitpid(pid, &mut status, libc::WUNTRACED) } != pid
+        || !libc::WIFSTOPPED(status)
+    {
+        let why = if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 126 {
+            "cannot install the seccomp path gate that records initial file state (use --snapshot off)"
+        } else {
+            "the command did not start"
+        };
+        return Err(Error::Spawn(io::Error::other(why)));
+    }
+    let gate = match filter {
+        Some(_) => match Gate::take(pid) {
+            Ok(g) => Some(g),
+            Err(e) => {
+                kill_and_reap(pid);
+                return Err(Error::Spawn(io::Error::other(format!(
+                    "cannot take the path gate from the command: {e}"
+                ))));
+            }
+        },
+        None => None,
+    };
+    Ok((pid, gate))
+}
+
+fn kill_and_reap(pid: i32) {
+    // SAFETY: kill and waitpid on our own child.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+        libc::waitpid(pid, std::ptr::null_mut(), 0);
+    }
+}
+
+/// Opens, sizes and loads the BPF object, fills the capture rules, and
+/// attaches the programs.
+fn load<'o>(
+    policy: DataPolicy,
+    opts: &Options,
+    object: &'o mut MaybeUninit<libbpf_rs::OpenObject>,
+) -> Result<RecorderSkel<'o>, Error> {
+    let mut open = RecorderSkelBuilder::default()
+        .open(object)
+        .map_err(bpf("cannot open the BPF object"))?;
+    let ring = opts.ring_bytes.next_power_of_two().max(1 << 16);
+    open.maps
+        .rb
+        .set_max_entries(ring)
+        .map_err(bpf("ring size"))?;
+    let cpus = libbpf_rs::num_possible_cpus().map_err(bpf("CPU count"))? as u32;
+    open.maps
+        .scratch
+        .set_max_entries(cpus)
+        .map_err(bpf("scratch size"))?;
+    let ro = open
+        .maps
+        .rodata_data
+        .as_deref_mut()
+        .ok_or_else(|| Error::Bpf("the BPF object has no read-only data".into()))?;
+    ro.data_max = match policy {
+        DataPolicy::All => CAPTURE_MAX,
+        DataPolicy::None => 0,
+        DataPolicy::Max(n) => n.min(CAPTURE_MAX),
+    };
+    ro.high_water = u64::from(ring) * u64::from(opts.high_water_percent.clamp(1, 99)) / 100;
+    let skel = open.load().map_err(|e| {
+        Error::Bpf(format!(
+            "cannot load the BPF program ({e}); the ebpf back end needs root \
+             (CAP_BPF and CAP_PERFMON) and Linux 6.16 or later; use --backend ptrace"
+        ))
+    })?;
+    for (nr, row) in spec::table() {
+        skel.maps
+            .specs
+            .update(&nr.to_ne_bytes(), &row, MapFlags::ANY)
+            .map_err(bpf("capture rules"))?;
+    }
+    let mut skel = skel;
+    skel.attach().map_err(bpf("cannot attach the programs"))?;
+    Ok(skel)
+}
+
+/// One traced thread's call being assembled from its capture records.
+#[derive(Default)]
+struct Task {
+    /// The call the captures belong to.
+    seq: u64,
+    caps: Captures,
+    /// The capture still receiving chunks.
+    open: Option<Open>,
+}
+
+/// A capture whose chunks are still arriving.
+struct Open {
+    present: u64,
+    want: u64,
+    flags: u8,
+}
+
+struct Recorder<'s, 'o, 'q> {
+    skel: &'s RecorderSkel<'o>,
+    sink: &'s mut Sink<'q>,
+    policy: DataPolicy,
+    /// Holds path-naming calls until their initial state is recorded.
+    gate: Option<Gate>,
+    /// The initial state of touched paths, and the final manifest.
+    snap: Snapshotter,
+    tasks: HashMap<u32, Task>,
+    /// Threads started and not yet ended.
+    live: HashSet<u32>,
+    /// Thread ids replaced by an execve from a non-leader thread: their end
+    /// is recorded after the execve itself.
+    superseded: HashMap<u32, u32>,
+    summary: RecordSummary,
+    counts: CaptureCounts,
+    /// Sequence ids seen, to detect any the kernel side issued but never
+    /// delivered.
+    seen: u64,
+    /// Ring records that could not be read.
+    malformed: u64,
+    /// The first error met inside the ring callback.
+    error: Option<Error>,
+}
+
+impl<'s> Recorder<'s, '_, '_> {
+    /// The shared sequence counter (kernel and recorder take ids from it).
+    fn counter(&self) -> &'s AtomicU64 {
+        let skel: &'s RecorderSkel<'_> = self.skel;
+        let data = skel
+            .maps
+            .data_data
+            .as_deref()
+            .expect("the object has a .data section");
+        // SAFETY: `next_seq` lives in the mmap'ed .data map, 8-byte
+        // aligned, shared with the BPF program which only updates it with
+        // atomic adds; AtomicU64 has the layout of u64.
+        unsafe { &*(std::ptr::addr_of!(data.next_seq) as *const AtomicU64) }
+    }
+
+    fn seq(&mut self) -> u64 {
+        self.seen += 1;
+        self.counter().fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn stop_requests(&self) -> u64 {
+        let bss = self
+            .skel
+            .maps
+            .bss_data
+            .as_deref()
+            .expect("the object has a .bss section");
+        // SAFETY: as in `counter`.
+        unsafe { &*(std::ptr::addr_of!(bss.stop_requests) as *const AtomicU64) }
+            .load(Ordering::Relaxed)
+    }
+
+    fn trace(&mut self, target: &Target, root: Option<i32>) -> Result<RecordSummary, Error> {
+        let started = Instant::now();
+        STOP_REQUESTED.store(false, Ordering::Relaxed);
+        match (target, root) {
+            (Target::Spawn { program, argv, env }, Some(pid)) => {
+                self.adopt_spawned(pid, program, argv, env)?
+            }
+            (Target::Attach { pids }, _) => self.attach(pids)?,
+            _ => unreachable!("run forks every spawned target"),
+        }
+        let result = self.consume(root);
+        self.restore_signals();
+        result?;
+        self.write_manifest()?;
+        self.summary.captures = self.counts;
+        self.summary.duration = started.elapsed();
+        let lost = self.losses(root.is_some())?;
+        if lost > 0 {
+            return Err(Error::Lost(lost));
+        }
+        Ok(std::mem::take(&mut self.summary))
+    }
+
+    fn trace_tgid(&self, tgid: u32) -> Result<(), Error> {
+        self.skel
+            .maps
+            .traced
+            .update(&tgid.to_ne_bytes(), &[1], MapFlags::ANY)
+            .map_err(bpf("cannot follow the process"))
+    }
+
+    /// Follows the stopped command and lets it run.
+    fn adopt_spawned(
+        &mut self,
+        pid: i32,
+        program: &CString,
+        argv: &[CString],
+        env: &[CString],
+    ) -> Result<(), Error> {
+        // The terminal's Ctrl-C goes to the command; the recorder finishes
+        // the trace when the command is done.
+        // SAFETY: setting dispositions to SIG_IGN has no memory effects.
+        unsafe {
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            libc::signal(libc::SIGQUIT, libc::SIG_IGN);
+        }
+        self.trace_tgid(pid as u32)?;
+        let seq = self.seq();
+        let mut start =
+            process_start(pid, StartCause::Spawned, seq, now_ns()).ok_or_else(|| {
+                Error::Spawn(io::Error::other("the command vanished before it started"))
+            })?;
+        start.exe = program.as_bytes().to_vec();
+        start.argv = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
+        start.env = env.iter().map(|a| a.as_bytes().to_vec()).collect();
+        if self.gate.is_some() {
+            start.fds.retain(|f| !is_gate_fd(f.fd));
+        }
+        self.started(start)?;
+        // SAFETY: kill has no memory effects.
+        unsafe { libc::kill(pid, libc::SIGCONT) };
+        Ok(())
+    }
+
+    /// Records the state of every path a held call names, then lets it go.
+    fn on_held(&mut self, held: Held) -> Result<(), Error> {
+        if let Some(row) = catalogue::by_nr(held.nr) {
+            let paths: Vec<Option<Vec<u8>>> = (0..6)
+                .map(|i| {
+                    row.params()
+                        .get(i)
+                        .filter(|p| p.kind == catalogue::Kind::Path && held.args[i] != 0)
+                        .and_then(|_| read_path(held.pid, held.args[i]))
+                })
+                .collect();
+            let touched = touched_paths(held.pid, row, &held.args, |arg| {
+                paths.get(arg as usize)?.as_deref()
+            });
+            for (path, contents) in touched {
+                self.snapshot(&path, contents)?;
+            }
+        }
+        if let Some(gate) = &self.gate {
+            gate.release(held.id);
+        }
+        Ok(())
+    }
+
+    /// Records what `path` looked like before the trace first touched it.
+    fn snapshot(&mut self, path: &[u8], contents: bool) -> Result<(), Error> {
+        let mut records = Vec::new();
+        let counter = self.counter();
+        let mut taken = 0;
+        self.snap.touch(
+            path,
+            contents,
+            &mut || {
+                taken += 1;
+                counter.fetch_add(1, Ordering::Relaxed)
+            },
+            now_ns(),
+            &mut |r| records.push(r),
+        );
+        self.seen += taken;
+        for r in records {
+            self.sink.record(r)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the final state of every path the trace touched.
+    fn write_manifest(&mut self) -> Result<(), Error> {
+        let mut records = Vec::new();
+        let counter = self.counter();
+        let mut taken = 0;
+        self.snap.manifest(
+            &mut || {
+                taken += 1;
+                counter.fetch_add(1, Ordering::Relaxed)
+            },
+            now_ns(),
+            &mut |r| records.push(r),
+        );
+        self.seen += taken;
+        for r in records {
+            self.sink.record(r)?;
+        }
+        self.summary.snapshot_paths = self.snap.paths;
+        self.summary.snapshot_bytes = self.snap.bytes;
+        self.summary.snapshot_unreadable = self.snap.unreadable;
+        Ok(())
+    }
+
+    /// Follows every thread of `pids` and their future children.
+    fn attach(&mut self, pids: &[i32]) -> Result<(), Error> {
+        install(libc::SIGINT, on_stop_signal);
+        install(libc::SIGTERM, on_stop_signal);
+        for &pid in pids {
+            let tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+                .map_err(|e| Error::Attach(pid, e))?
+                .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect();
+            self.trace_tgid(pid as u32)?;
+            for tid in tids {
+                let seq = self.seq();
+                // A thread that exited since the listing is not recorded;
+                // its id stays accounted for by `seq`.
+                if let Some(start) = process_start(tid, StartCause::Attached, seq, now_ns()) {
+                    self.started(start)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn started(&mut self, start: ProcessStart) -> Result<(), Error> {
+        if start.tgid == start.tid {
+            self.summary.processes += 1;
+        }
+        self.summary.threads += 1;
+        self.live.insert(start.tid);
+        self.sink.record(Record::ProcessStart(start))
+    }
+
+    fn restore_signals(&self) {
+        // SAFETY: restoring default dispositions has no memory effects.
+        unsafe {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+        }
+    }
+
+    /// Drains the ring until every traced task has ended (or, attached, a
+    /// stop is requested).
+    fn consume(&mut self, root: Option<i32>) -> Result<(), Error> {
+        let skel = self.skel;
+        let cell = RefCell::new(&mut *self);
+        let mut builder = RingBufferBuilder::new();
+        builder
+            .add(&skel.maps.rb, |data: &[u8]| {
+                let mut me = cell.borrow_mut();
+                match me.on_record(data) {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        me.error.get_or_insert(e);
+                        -1
+                    }
+                }
+            })
+            .map_err(bpf("ring buffer"))?;
+        let ring = builder.build().map_err(bpf("ring buffer"))?;
+        let mut stops_seen = 0;
+        let mut last_flush = Instant::now();
+        let mut last_prune = Instant::now();
+        let mut root_done = root.is_none();
+        loop {
+            let _ = ring.consume_raw();
+            let mut me = cell.borrow_mut();
+            if let Some(e) = me.error.take() {
+                return Err(e);
+            }
+            let stops = me.stop_requests();
+            if stops != stops_seen {
+                stops_seen = stops;
+                me.resume_stopped();
+            }
+            if let Some(pid) = root.filter(|_| !root_done) {
+                let mut status = 0;
+                // SAFETY: status is a local int.
+                if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
+                    root_done = true;
+                    me.summary.root_status = Some(if libc::WIFEXITED(status) {
+                        ExitStatus::Exited(libc::WEXITSTATUS(status))
+                    } else {
+                        ExitStatus::Killed {
+                            signal: libc::WTERMSIG(status),
+                            core: libc::WCOREDUMP(status),
+                        }
+                    });
+                    // Everything the command did is in the ring now.
+                    drop(me);
+                    let _ = ring.consume_raw();
+                    me = cell.borrow_mut();
+                }
+            }
+            if root.is_none() && STOP_REQUESTED.load(Ordering::Relaxed) {
+                drop(me);
+                return self_detach(&cell, &ring);
+            }
+            if root_done && last_prune.elapsed() >= PRUNE_EVERY {
+                last_prune = Instant::now();
+                me.live
+                    .retain(|tid| std::path::Path::new(&format!("/proc/{tid}")).exists());
+            }
+            if root_done && me.live.is_empty() {
+                drop(me);
+                let _ = ring.consume_raw();
+                let mut me = cell.borrow_mut();
+                return match me.error.take() {
+                    Some(e) => Err(e),
+                    None => Ok(()),
+                };
+            }
+            if last_flush.elapsed() >= FLUSH_EVERY {
+                me.sink.flush()?;
+                last_flush = Instant::now();
+            }
+            // Wait one poll interval, releasing the calls the gate holds.
+            let held = match &me.gate {
+                Some(gate) => gate.wait(POLL).map_err(Error::Ptrace)?,
+                None => {
+                    std::thread::sleep(POLL);
+                    None
+                }
+            };
+            if let Some(mut held) = held {
+                loop {
+                    me.on_held(held)?;
+                    match me.gate.as_ref().map(|g| g.wait(Duration::ZERO)) {
+                        Some(Ok(Some(next))) => held = next,
+                        Some(Err(e)) => return Err(Error::Ptrace(e)),
+                        _ => break,
+                    }
+                }
+            }
+            drop(me);
+        }
+    }
+
+    /// Resumes every process the kernel side stopped, now that the ring has
+    /// been drained.
+    fn resume_stopped(&mut self) {
+        let keys: Vec<Vec<u8>> = self.skel.maps.stopped.keys().collect();
+        for key in keys {
+            let _ = self.skel.maps.stopped.delete(&key);
+            if let Ok(b) = <[u8; 4]>::try_from(key.as_slice()) {
+                // SAFETY: kill has no memory effects.
+                unsafe { libc::kill(u32::from_ne_bytes(b) as i32, libc::SIGCONT) };
+            }
+        }
+    }
+
+    fn on_record(&mut self, data: &[u8]) -> Result<(), Error> {
+        let Some(rec) = parse(data) else {
+            self.malformed += 1;
+            return Ok(());
+        };
+        match rec {
+            RingRecord::Capture {
+                tid,
+                seq,
+                arg,
+                flags,
+                elem,
+                len,
+                present,
+                want,
+                offset,
+                data,
+            } => {
+                let task = self.tasks.entry(tid).or_default();
+                if task.seq != seq {
+                    // Captures of a call whose record never came: lost
+                    // (counted by the kernel side).
+                    task.caps.clear();
+                    task.open = None;
+                    task.seq = seq;
+                }
+                if offset == 0 {
+                    close(task, self.policy, &mut self.counts);
+                    let at = task.caps.bytes.len();
+                    task.caps.heads.push((
+                        CaptureHead {
+                            arg,
+                            role: if flags & CAP_EXIT != 0 {
+                                Role::Exit
+                            } else {
+                                Role::Entry
+                            },
+                            elem,
+                            status: CaptureStatus::Complete,
+                            len,
+                        },
+                        at..at,
+                    ));
+                    task.open = Some(Open {
+                        present,
+                        want,
+                        flags: 0,
+                    });
+                }
+                if let (Some(open), Some((_, range))) = (&mut task.open, task.caps.heads.last_mut())
+                {
+                    open.flags |= flags;
+                    if range.end == task.caps.bytes.len()
+                        && (range.end - range.start) as u64 == offset
+                    {
+                        task.caps.bytes.extend_from_slice(data);
+                        range.end = task.caps.bytes.len();
+                    }
+                }
+            }
+            RingRecord::Call {
+                tid,
+                seq,
+                enter_ns,
+                tgid,
+                nr,
+                args,
+                exit,
+            } => {
+                self.seen += 1;
+                let task = self.tasks.entry(tid).or_default();
+                if task.seq != seq {
+                    task.caps.clear();
+                    task.open = None;
+                }
+                close(task, self.policy, &mut self.counts);
+                let head = SyscallHead {
+                    seq,
+                    tgid,
+                    tid,
+                    nr,
+                    enter_ns,
+                    args,
+                    exit: exit.map(|(exit_ns, ret)| SyscallExit {
+                        exit_ns,
+                        ret,
+                        is_error: (ret as u64) >= (-4095i64) as u64,
+                    }),
+                };
+                if exit.is_none()
+                    && !matches!(catalogue::name_of(nr).as_ref(), "exit" | "exit_group")
+                {
+                    self.summary.unfinished += 1;
+                }
+                let task = self.tasks.get_mut(&tid).expect("entry made above");
+                self.sink.call(&head, &task.caps)?;
+                task.caps.clear();
+                task.seq = 0;
+                if let Some(by) = self.superseded.remove(&tid) {
+                    let seq = self.seq();
+                    self.sink.record(Record::ProcessExit(ProcessExit {
+                        seq,
+                        time_ns: now_ns(),
+                        tgid,
+                        tid,
+                        status: ExitStatus::Superseded { by },
+                    }))?;
+                }
+            }
+            RingRecord::Fork {
+                tid,
+                seq,
+                time_ns,
+                tgid,
+                ppid,
+                ids,
+                umask,
+            } => {
+                self.seen += 1;
+                let cwd = std::fs::read_link(format!("/proc/{tid}/cwd"))
+                    .map(|p| p.into_os_string().into_encoded_bytes())
+                    .unwrap_or_default();
+                self.started(ProcessStart {
+                    seq,
+                    time_ns,
+                    tgid,
+                    tid,
+                    ppid,
+                    cause: StartCause::Created,
+                    uid: ids[0],
+                    gid: ids[1],
+                    euid: ids[2],
+                    egid: ids[3],
+                    umask,
+                    cwd,
+                    ..ProcessStart::default()
+                })?;
+            }
+            RingRecord::Exec { tid, old_tid } => {
+                if old_tid != tid {
+                    self.superseded.insert(old_tid, tid);
+                    self.live.remove(&old_tid);
+                    self.tasks.remove(&tid);
+                }
+            }
+            RingRecord::Exit {
+                tid,
+                seq,
+                time_ns,
+                tgid,
+                code,
+            } => {
+                self.seen += 1;
+                self.live.remove(&tid);
+                self.tasks.remove(&tid);
+                let code = code as i32;
+                let status = if code & 0x7f == 0 {
+                    ExitStatus::Exited((code >> 8) & 0xff)
+                } else {
+                    ExitStatus::Killed {
+                        signal: code & 0x7f,
+                        core: code & 0x80 != 0,
+                    }
+                };
+                self.sink.record(Record::ProcessExit(ProcessExit {
+                    seq,
+                    time_ns,
+                    tgid,
+                    tid,
+                    status,
+                }))?;
+            }
+            RingRecord::Signal {
+                tid,
+                seq,
+                time_ns,
+                tgid,
+                signo,
+                code,
+                sender,
+            } => {
+                self.seen += 1;
+                self.sink.record(Record::Signal(SignalDelivery {
+                    seq,
+                    time_ns,
+                    tgid,
+                    tid,
+                    signo,
+                    code,
+                    sender,
+                }))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the kernel side's counters; any event lost is written to the
+    /// trace as an explicit gap and returned.
+    fn losses(&mut self, spawned: bool) -> Result<u64, Error> {
+        let mut ring_full = 0;
+        let mut no_storage = 0;
+        let mut before_attach = 0;
+        if let Ok(Some(per_cpu)) = self
+            .skel
+            .maps
+            .counts
+            .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
+        {
+            for c in per_cpu {
+                let at = |i: usize| {
+                    c.get(i * 8..i * 8 + 8)
+                        .map_or(0, |b| u64::from_ne_bytes(b.try_into().expect("8 bytes")))
+                };
+                ring_full += at(0);
+                no_storage += at(1);
+                before_attach += at(3);
+            }
+        }
+        // Spawned, the only call under way when following starts is the
+        // recorder's own stop in the child before exec.
+        self.summary.entered_before_attach = if spawned { 0 } else { before_attach };
+        let issued = self.counter().load(Ordering::Relaxed).saturating_sub(1);
+        let gap = issued.saturating_sub(self.seen);
+        let lost = ring_full + no_storage + self.malformed;
+        let unexplained = if spawned { gap.saturating_sub(lost) } else { 0 };
+        if !spawned {
+            // Attached: calls under way at detach have ids but no record.
+            self.summary.unfinished += gap;
+        }
+        let total = lost + unexplained;
+        if total > 0 {
+            let seq = self.seq();
+            self.sink.record(Record::Loss(Loss {
+                seq,
+                time_ns: now_ns(),
+                tgid: 0,
+                tid: 0,
+                count: total,
+                reason: format!(
+                    "ebpf: {ring_full} records did not fit in the ring, {no_storage} calls \
+                     had no task storage, {} ring records unreadable, {unexplained} sequence ids \
+                     never delivered",
+                    self.malformed
+                ),
+            }))?;
+        }
+        Ok(total)
+    }
+}
+
+/// Attached: stops following, drains what is left and records each
+/// task as detached.
+fn self_detach(
+    cell: &RefCell<&mut Recorder<'_, '_, '_>>,
+    ring: &libbpf_rs::RingBuffer<'_>,
+) -> Result<(), Error> {
+    {
+        let me = cell.borrow();
+        let keys: Vec<Vec<u8>> = me.skel.maps.traced.keys().collect();
+        for k in keys {
+            let _ = me.skel.maps.traced.delete(&k);
+        }
+    }
+    let _ = ring.consume_raw();
+    let mut me = cell.borrow_mut();
+    if let Some(e) = me.error.take() {
+        return Err(e);
+    }
+    me.resume_stopped();
+    let mut live: Vec<u32> = me.live.drain().collect();
+    live.sort_unstable();
+    for tid in live {
+        let tgid = reanimator_record::process_start(tid as i32, StartCause::Attached, 0, 0)
+            .map_or(tid, |s| s.tgid);
+        let seq = me.seq();
+        me.sink.record(Record::ProcessExit(ProcessExit {
+            seq,
+            time_ns: now_ns(),
+            tgid,
+            tid,
+            status: ExitStatus::Detached,
+        }))?;
+    }
+    Ok(())
+}
+
+/// Finishes the open capture of `task`: its status from what arrived.
+fn close(task: &mut Task, policy: DataPolicy, counts: &mut CaptureCounts) {
+    let Some(open) = task.open.take() else {
+        return;
+    };
+    let Some((head, range)) = task.caps.heads.last_mut() else {
+        return;
+    };
+    let got = (range.end - range.start) as u64;
+    head.status = if open.flags & CAP_STRING != 0 {
+        head.len = got;
+        if open.flags & CAP_FAILED != 0 {
+            counts.unreadable += 1;
+            CaptureStatus::Unreadable
+        } else if open.flags & CAP_UNTERMINATED != 0 {
+            counts.truncated += 1;
+            CaptureStatus::Truncated
+        } else {
+            CaptureStatus::Complete
+        }
+    } else if open.flags & CAP_FAILED != 0 {
+        counts.unreadable += 1;
+        CaptureStatus::Unreadable
+    } else if got < open.want {
+        // Chunks that never arrived: the kernel side counted them.
+        CaptureStatus::Lost
+    } else if policy == DataPolicy::None && open.present > 0 {
+        CaptureStatus::Skipped
+    } else if got < open.present {
+        counts.truncated += 1;
+        CaptureStatus::Truncated
+    } else {
+        CaptureStatus::Complete
+    };
+}
+
+/// Installs `handler` for `sig` without `SA_RESTART`.
+fn install(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) {
+    // SAFETY: a zeroed sigaction with a handler address and empty mask is
+    // valid; the handler only touches an atomic.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = handler as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(sig, &sa, std::ptr::null_mut());
+    }
+}

@@ -1,0 +1,102 @@
+//! The catalogue, translated for the kernel side: for each syscall number,
+//! the capture rule of each parameter (`struct call_spec` in
+//! `bpf/records.h`). The BPF program interprets these rows; it knows no
+//! system call by name, exactly as the ptrace back end.
+
+use reanimator_catalogue::{all, Dir, Kind, Len};
+
+/// Rows the BPF `specs` map holds (syscall numbers below this).
+pub(crate) const NR_MAX: u32 = 512;
+/// Bytes of one `struct call_spec`: six 8-byte parameter rules.
+pub(crate) const SPEC_LEN: usize = 48;
+
+const K_PATH: u8 = 1;
+const K_STR: u8 = 2;
+const K_STR_ARRAY: u8 = 3;
+const K_BUF: u8 = 4;
+const K_STRUCT: u8 = 5;
+const K_IOVEC: u8 = 6;
+const K_MSGHDR: u8 = 7;
+const K_MAPPED: u8 = 8;
+
+const DIR_IN: u8 = 1;
+const DIR_OUT: u8 = 2;
+
+fn dir(d: Dir) -> u8 {
+    match d {
+        Dir::In => DIR_IN,
+        Dir::Out => DIR_OUT,
+        Dir::InOut => DIR_IN | DIR_OUT,
+    }
+}
+
+/// `(len_kind, len_arg, fixed)` of a size rule.
+fn len(l: Len) -> (u8, u8, u32) {
+    match l {
+        Len::Arg(i) => (0, i, 0),
+        Len::Ret => (1, 0, 0),
+        Len::Fixed(n) => (2, 0, n),
+        Len::ArgPtr(i) => (3, i, 0),
+    }
+}
+
+/// One parameter's rule: `[kind, dir, len_kind, len_arg, fixed (LE u32)]`.
+fn param(kind: Kind) -> [u8; 8] {
+    let (k, d, (lk, la, fixed)) = match kind {
+        Kind::Path => (K_PATH, DIR_IN, (0, 0, 0)),
+        Kind::Str => (K_STR, DIR_IN, (0, 0, 0)),
+        Kind::StrArray => (K_STR_ARRAY, DIR_IN, (0, 0, 0)),
+        Kind::Buf { dir: d, len: l } => (K_BUF, dir(d), len(l)),
+        Kind::Struct { dir: d, len: l, .. } => (K_STRUCT, dir(d), len(l)),
+        Kind::IoVec { dir: d, count } => (K_IOVEC, dir(d), (0, count, 0)),
+        Kind::MsgHdr { dir: d } => (K_MSGHDR, dir(d), (0, 0, 0)),
+        Kind::Mapped { len } => (K_MAPPED, DIR_IN, (0, len, 0)),
+        _ => return [0; 8],
+    };
+    let f = fixed.to_le_bytes();
+    [k, d, lk, la, f[0], f[1], f[2], f[3]]
+}
+
+/// Every catalogue row that names user memory, as `(nr, call_spec bytes)`.
+pub(crate) fn table() -> Vec<(u32, [u8; SPEC_LEN])> {
+    all()
+        .iter()
+        .filter(|s| s.nr < NR_MAX)
+        .filter_map(|s| {
+            let params = s.params?;
+            let mut row = [0u8; SPEC_LEN];
+            for (i, p) in params.iter().take(6).enumerate() {
+                row[i * 8..i * 8 + 8].copy_from_slice(&param(p.kind));
+            }
+            row.iter().any(|&b| b != 0).then_some((s.nr, row))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_follow_the_catalogue() {
+        let t = table();
+        let row = |name: &str| {
+            let nr = reanimator_catalogue::by_name(name).unwrap().nr;
+            t.iter().find(|(n, _)| *n == nr).map(|(_, r)| *r)
+        };
+        // write(fd, buf: in[count], count)
+        let w = row("write").unwrap();
+        assert_eq!(&w[8..12], &[K_BUF, DIR_IN, 0, 2]);
+        // read(fd, buf: out[ret], count)
+        let r = row("read").unwrap();
+        assert_eq!(&r[8..11], &[K_BUF, DIR_OUT, 1]);
+        // openat(dirfd, path, ...)
+        assert_eq!(row("openat").unwrap()[8], K_PATH);
+        // fstat(fd, statbuf: out struct 144)
+        let s = row("fstat").unwrap();
+        assert_eq!(&s[8..12], &[K_STRUCT, DIR_OUT, 2, 0]);
+        assert_eq!(u32::from_le_bytes(s[12..16].try_into().unwrap()), 144);
+        // calls that name no memory are not in the map at all
+        assert!(row("getpid").is_none());
+    }
+}
