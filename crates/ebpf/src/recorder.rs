@@ -24,7 +24,9 @@ use reanimator_trace::{
 };
 
 use crate::gate::{is_gate_fd, read_path, Filter, Gate, Held};
-use crate::records::{parse, RingRecord, CAP_EXIT, CAP_FAILED, CAP_STRING, CAP_UNTERMINATED};
+use crate::records::{
+    parse, RingRecord, CAP_EXIT, CAP_FAILED, CAP_RETRY, CAP_STRING, CAP_UNTERMINATED,
+};
 use crate::skel::{RecorderSkel, RecorderSkelBuilder};
 use crate::{spec, Options};
 
@@ -593,17 +595,23 @@ impl<'s> Recorder<'s, '_, '_> {
                     task.open = None;
                     task.seq = seq;
                 }
-                if offset == 0 {
+                if offset == 0 && flags & CAP_RETRY == 0 {
                     close(task, self.policy, &mut self.counts);
+                    let role = if flags & CAP_EXIT != 0 {
+                        Role::Exit
+                    } else {
+                        Role::Entry
+                    };
+                    // An input read again at exit replaces its failed
+                    // entry capture.
+                    task.caps
+                        .heads
+                        .retain(|(h, _)| (h.arg, h.role, h.elem) != (arg, role, elem));
                     let at = task.caps.bytes.len();
                     task.caps.heads.push((
                         CaptureHead {
                             arg,
-                            role: if flags & CAP_EXIT != 0 {
-                                Role::Exit
-                            } else {
-                                Role::Entry
-                            },
+                            role,
                             elem,
                             status: CaptureStatus::Complete,
                             len,

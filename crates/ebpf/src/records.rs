@@ -13,6 +13,7 @@ pub(crate) const CAP_EXIT: u8 = 1;
 pub(crate) const CAP_FAILED: u8 = 2;
 pub(crate) const CAP_STRING: u8 = 4;
 pub(crate) const CAP_UNTERMINATED: u8 = 8;
+pub(crate) const CAP_RETRY: u8 = 16;
 
 /// One ring record.
 #[derive(Debug)]

@@ -991,9 +991,17 @@ impl Thread<'_> {
     fn unmap_or_sync(&mut self, ev: &SyscallEvent, row: &Syscall) -> Outcome {
         let expected = Self::expected(ev);
         let (addr, len) = (ev.args[0], ev.args[1]);
+        // An unreadable capture holds the pages before the first one the
+        // recorder could not read (the eBPF back end cannot fault pages
+        // in; a page never touched holds no store).
         let stored = ev
             .capture(0, Role::Entry)
-            .filter(|c| c.status == CaptureStatus::Complete)
+            .filter(|c| {
+                matches!(
+                    c.status,
+                    CaptureStatus::Complete | CaptureStatus::Unreadable
+                )
+            })
             .and_then(|c| c.data.as_deref());
         let mut maps = lock(&self.proc.maps);
         let hit: Vec<u64> = maps

@@ -34,6 +34,8 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define VM_SHARED_FLAG 0x8
 #define NR_EXIT 60
 #define NR_EXIT_GROUP 231
+#define NR_EXECVE 59
+#define NR_EXECVEAT 322
 
 /* Set by the recorder before loading. */
 const volatile __u64 data_max = CAPTURE_MAX; /* bytes kept per data buffer */
@@ -102,6 +104,8 @@ struct inflight {
 	__u32 tid;
 	__u32 tgid;
 	__u32 active;
+	__u32 retry; /* inputs unreadable at entry, read again at exit */
+	__u32 pad;
 };
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -147,19 +151,25 @@ struct cap {
 	__u64 len;
 	__u64 present;
 	__u64 want;
-	__u64 offset;
 	__u32 tid;
 	__u32 elem;
+	__u32 chunk; /* bytes per record; 0: CHUNK */
+	__u64 failed_at; /* offset of the chunk that could not be read, or -1 */
 	__u8 arg;
 	__u8 flags;
-	__u8 done;
-	__u8 pad[5];
+	__u8 pad[2];
 };
 
+/* Chunk i of a capture. The offset is derived from the index and never
+ * written back, so the verifier sees the same state at every iteration. */
 static long chunk_cb(__u64 i, struct cap *c)
 {
-	__u64 left = c->want - c->offset;
-	__u32 n = left > CHUNK ? CHUNK : left;
+	__u32 step = c->chunk && c->chunk < CHUNK ? c->chunk : CHUNK;
+	__u64 off = i * step;
+	if (i && off >= c->want)
+		return 1;
+	__u64 left = c->want - off;
+	__u32 n = left > step ? step : left;
 	struct bpf_dynptr d;
 	if (bpf_ringbuf_reserve_dynptr(&rb, sizeof(struct rec_capture) + n, 0, &d)) {
 		bpf_ringbuf_discard_dynptr(&d, 0);
@@ -176,18 +186,60 @@ static long chunk_cb(__u64 i, struct cap *c)
 		.len = c->len,
 		.present = c->present,
 		.want = c->want,
-		.offset = c->offset,
+		.offset = off,
 		.size = n,
 	};
-	if (n && bpf_probe_read_user_dynptr(&d, sizeof(h), n, (void *)(c->addr + c->offset))) {
+	long failed = n && bpf_probe_read_user_dynptr(&d, sizeof(h), n, (void *)(c->addr + off));
+	if (failed) {
 		h.flags |= CAP_FAILED;
 		h.size = 0;
-		c->done = 1;
+		c->failed_at = off;
 	}
 	bpf_dynptr_write(&d, 0, &h, sizeof(h), 0);
 	bpf_ringbuf_submit_dynptr(&d, BPF_RB_NO_WAKEUP);
-	c->offset += n;
-	return c->done || c->offset >= c->want;
+	return failed ? 1 : 0;
+}
+
+/* After a chunk failed: its readable part, one page at a time up to the
+ * first page that cannot be read (a buffer running into unmapped memory
+ * keeps its readable bytes, as with process_vm_readv). */
+static long page_cb(__u64 i, struct cap *c)
+{
+	__u64 start = c->failed_at;
+	__u64 first_page = (c->addr + start) & ~4095ULL;
+	__u64 off = i ? first_page + i * 4096 - c->addr : start;
+	if (off >= c->want)
+		return 1;
+	__u64 page_end = first_page + (i + 1) * 4096 - c->addr;
+	__u64 left = (page_end < c->want ? page_end : c->want) - off;
+	__u32 n = left > 4096 ? 4096 : left;
+	struct bpf_dynptr d;
+	if (bpf_ringbuf_reserve_dynptr(&rb, sizeof(struct rec_capture) + n, 0, &d)) {
+		bpf_ringbuf_discard_dynptr(&d, 0);
+		struct counters *k = counters();
+		if (k)
+			k->ring_full++;
+		return 1;
+	}
+	if (!n || bpf_probe_read_user_dynptr(&d, sizeof(struct rec_capture), n,
+					     (void *)(c->addr + off))) {
+		bpf_ringbuf_discard_dynptr(&d, 0);
+		return 1;
+	}
+	struct rec_capture h = {
+		.h = { .type = REC_CAPTURE, .tid = c->tid, .seq = c->seq },
+		.arg = c->arg,
+		.flags = c->flags | CAP_FAILED | CAP_RETRY,
+		.elem = c->elem,
+		.len = c->len,
+		.present = c->present,
+		.want = c->want,
+		.offset = off,
+		.size = n,
+	};
+	bpf_dynptr_write(&d, 0, &h, sizeof(h), 0);
+	bpf_ringbuf_submit_dynptr(&d, BPF_RB_NO_WAKEUP);
+	return 0;
 }
 
 /* Emits a data capture in chunks of at most CHUNK bytes. */
@@ -198,11 +250,14 @@ __noinline int emit_data(struct cap *in)
 	struct cap c = *in; /* bpf_loop wants its context on this stack */
 	if (c.want > CAPTURE_MAX)
 		c.want = CAPTURE_MAX;
-	c.offset = 0;
-	c.done = 0;
-	__u32 chunks = c.want ? (c.want + CHUNK - 1) / CHUNK : 1;
+	__u32 step = c.chunk && c.chunk < CHUNK ? c.chunk : CHUNK;
+	__u32 chunks = c.want ? (c.want + step - 1) / step : 1;
+	c.failed_at = (__u64)-1;
 	bpf_loop(chunks, chunk_cb, &c, 0);
-	return 0;
+	if (c.failed_at == (__u64)-1)
+		return 0;
+	bpf_loop(step / 4096 + 1, page_cb, &c, 0);
+	return 1;
 }
 
 /* Emits a NUL-terminated string of at most `max` bytes. */
@@ -253,7 +308,7 @@ __noinline int emit_string(struct cap *c, __u32 max)
 	if (n)
 		bpf_dynptr_write(&d, sizeof(h), s->buf, n, 0);
 	bpf_ringbuf_submit_dynptr(&d, BPF_RB_NO_WAKEUP);
-	return 0;
+	return (flags & CAP_FAILED) != 0;
 }
 
 /* argv/envp: each element a string capture. */
@@ -312,12 +367,38 @@ __noinline int emit_iovecs(struct cap *c, __u64 base, __u64 count, __u64 left, i
 	return 0;
 }
 
-static int vma_cb(struct task_struct *task, struct vm_area_struct *vma, __u64 *shared)
+/* Whether the mapping at an address is a shared writable file mapping,
+ * and where it ends. */
+struct vma_probe {
+	__u64 shared;
+	__u64 end;
+};
+
+static int vma_cb(struct task_struct *task, struct vm_area_struct *vma, struct vma_probe *v)
 {
-	*shared = (vma->vm_flags & (VM_SHARED_FLAG | VM_WRITE_FLAG)) ==
-			  (VM_SHARED_FLAG | VM_WRITE_FLAG) &&
-		  vma->vm_file;
+	v->shared = (vma->vm_flags & (VM_SHARED_FLAG | VM_WRITE_FLAG)) ==
+			    (VM_SHARED_FLAG | VM_WRITE_FLAG) &&
+		    vma->vm_file;
+	v->end = vma->vm_end;
 	return 0;
+}
+
+/* Whether [addr, addr+len) overlaps a shared writable file mapping (the
+ * first few mappings of the range are looked at: munmap and msync name
+ * one mapping, which mprotect may have split). */
+static __always_inline bool overlaps_shared(__u64 addr, __u64 len)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 at = addr;
+	for (int i = 0; i < 4 && at < addr + len; i++) {
+		struct vma_probe v = {};
+		if (bpf_find_vma(task, at, vma_cb, &v, 0) || !v.end)
+			return false;
+		if (v.shared)
+			return true;
+		at = v.end;
+	}
+	return false;
 }
 
 /* One pass over a call's parameters: the entry pass (exit == 0) reads
@@ -355,22 +436,22 @@ __noinline int capture_param(struct pass *p, __u32 i)
 	if (!p->exit) {
 		switch (ps.kind) {
 		case K_PATH:
-			emit_string(&c, PATH_MAX_LEN);
-			return 0;
+			return emit_string(&c, PATH_MAX_LEN);
 		case K_STR:
-			emit_string(&c, STR_MAX_LEN);
-			return 0;
+			return emit_string(&c, STR_MAX_LEN);
 		case K_STR_ARRAY: {
 			struct strs s = { .c = c, .base = addr };
 			bpf_loop(STR_ARRAY_MAX, str_cb, &s, 0);
 			return 0;
 		}
 		case K_MAPPED: {
-			__u64 shared = 0;
-			bpf_find_vma(bpf_get_current_task_btf(), addr, vma_cb, &shared, 0);
-			if (!shared)
-				return 0;
 			__u64 n = arg_of(p, ps.len_arg);
+			if (!overlaps_shared(addr, n))
+				return 0;
+			/* Page by page: a page the process never touched is not
+			 * resident and cannot be read here, but it cannot hold a
+			 * store either; the pages before it are kept. */
+			c.chunk = 4096;
 			c.len = c.present = n;
 			c.want = n < data_max ? n : data_max;
 			emit_data(&c);
@@ -406,8 +487,7 @@ __noinline int capture_param(struct pass *p, __u32 i)
 		}
 		c.len = c.present = n;
 		c.want = ps.kind == K_STRUCT ? n : (n < data_max ? n : data_max);
-		emit_data(&c);
-		return 0;
+		return emit_data(&c);
 	}
 	__u64 left = p->exit && p->ret > 0 ? p->ret : 0;
 	if (ps.kind == K_IOVEC) {
@@ -428,10 +508,14 @@ __noinline int capture_param(struct pass *p, __u32 i)
 	return 0;
 }
 
-static __always_inline void capture_pass(struct pass *p)
+/* Returns the parameters whose memory could not be read. */
+static __always_inline __u32 capture_pass(struct pass *p)
 {
+	__u32 failed = 0;
 	for (__u32 i = 0; i < 6; i++)
-		capture_param(p, i);
+		if (capture_param(p, i))
+			failed |= 1 << i;
+	return failed;
 }
 
 static __always_inline bool load_spec(struct pass *p, __u32 nr)
@@ -497,8 +581,9 @@ int BPF_PROG(on_enter, struct pt_regs *regs, long id)
 	struct pass p = { .seq = f->seq, .tid = f->tid, .exit = 0 };
 	for (int i = 0; i < 6; i++)
 		p.args[i] = f->args[i];
+	f->retry = 0;
 	if ((__u64)id < NR_MAX && load_spec(&p, id))
-		capture_pass(&p);
+		f->retry = capture_pass(&p);
 	throttle(tgid);
 	return 0;
 }
@@ -522,8 +607,21 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 	struct pass p = { .seq = f->seq, .tid = f->tid, .exit = 1, .ok = ok, .ret = ret };
 	for (int i = 0; i < 6; i++)
 		p.args[i] = f->args[i];
-	if (ok && f->nr < NR_MAX && load_spec(&p, f->nr))
-		capture_pass(&p);
+	if ((ok || f->retry) && f->nr < NR_MAX && load_spec(&p, f->nr)) {
+		if (ok)
+			capture_pass(&p);
+		/* An input in a page the program never touched (a constant in a
+		 * library's read-only data, say) cannot be read at entry without
+		 * faulting; the call itself faulted it in, and the kernel does not
+		 * change inputs, so it is read again now. Not after an exec: the
+		 * address space is new. */
+		if (f->retry && f->nr != NR_EXECVE && f->nr != NR_EXECVEAT) {
+			p.exit = 0;
+			for (__u32 i = 0; i < 6; i++)
+				if (f->retry & (1 << i))
+					capture_param(&p, i);
+		}
+	}
 	emit_call(f, true, ret);
 	throttle(tgid);
 	return 0;

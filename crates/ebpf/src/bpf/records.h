@@ -43,11 +43,13 @@ struct rec_call {
 #define CAP_FAILED 2     /* the memory could not be read: bytes stop here */
 #define CAP_STRING 4     /* a NUL-terminated string; `present` is its max */
 #define CAP_UNTERMINATED 8 /* string: no NUL within the maximum         */
+#define CAP_RETRY 16     /* continues a capture after a failed chunk    */
 
 /* One chunk of one capture: `size` bytes that were at `offset` of the
  * capture follow this header. A capture is the chunks with the same
  * (seq, arg, elem, exit flag) in offset order; its last chunk has
- * offset + size == want, or CAP_FAILED. */
+ * offset + size == want, or CAP_FAILED. An input unreadable at entry is
+ * sent again at exit: the later capture replaces the earlier. */
 struct rec_capture {
 	struct rec_head h;
 	__u8 arg;

@@ -1,0 +1,349 @@
+//! The two back ends must record the same events. Each deterministic test
+//! program of the ptrace recorder (`crates/ptrace/tests/programs`) is
+//! recorded with both, in the same directory, and the traces are compared
+//! thread by thread after removing what legitimately differs between two
+//! runs: times, sequence ids, process ids (numbered in order of
+//! appearance), addresses (the address space is randomised), the contents
+//! of structures (inode times, for instance), and the futex calls a
+//! thread makes only when it happens to contend. Any other difference is
+//! a bug in one back end.
+//!
+//! Needs root and a kernel the eBPF back end supports: the test fails, it
+//! does not skip, when they are missing.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use reanimator_catalogue::{by_nr, Kind, Ret};
+use reanimator_record::{DataPolicy, SnapshotPolicy, Target};
+use reanimator_trace::{
+    ExitStatus, PathPhase, ReadOptions, Reader, Record, TraceMeta, Writer, WriterOptions,
+};
+
+/// Recordings change process-wide state (signal dispositions): one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn programs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../ptrace/tests/programs")
+}
+
+fn build(name: &str, bin: &Path) -> PathBuf {
+    let out = bin.join(name);
+    let output = Command::new("cc")
+        .args(["-O1", "-pthread", "-o"])
+        .arg(&out)
+        .arg(programs_dir().join(format!("{name}.c")))
+        .output()
+        .expect("the C compiler `cc` runs (scripts/install-deps.sh installs it)");
+    assert!(
+        output.status.success(),
+        "cc {name}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    out
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Backend {
+    Ptrace,
+    Ebpf,
+}
+
+fn record(backend: Backend, argv: &[OsString], trace: &Path) {
+    let target = Target::spawn(argv).expect("program found");
+    let mut w = Writer::create(trace, &TraceMeta::default(), WriterOptions::default())
+        .expect("trace created");
+    let summary = match backend {
+        Backend::Ptrace => reanimator_ptrace::record(
+            &target,
+            DataPolicy::All,
+            None,
+            SnapshotPolicy::Contents,
+            &mut w,
+        ),
+        Backend::Ebpf => reanimator_ebpf::record(
+            &target,
+            DataPolicy::All,
+            SnapshotPolicy::Contents,
+            &reanimator_ebpf::Options::default(),
+            &mut w,
+        ),
+    }
+    .unwrap_or_else(|e| panic!("{backend:?} recording failed: {e}"));
+    w.finish().expect("trace finished");
+    assert_eq!(
+        summary.root_status,
+        Some(ExitStatus::Exited(0)),
+        "{:?} under {backend:?} did not exit 0",
+        argv[0]
+    );
+}
+
+/// A trace reduced to what both back ends must agree on: per thread (in
+/// order of appearance), its events as text; and the file states.
+#[derive(Debug, PartialEq)]
+struct Normal {
+    threads: BTreeMap<usize, Vec<String>>,
+    paths: Vec<String>,
+}
+
+fn normalise(trace: &Path) -> Normal {
+    let mut reader = Reader::open(trace, ReadOptions { data: true }).expect("trace opens");
+    let mut records = Vec::new();
+    while let Some(r) = reader.next_record().expect("trace reads") {
+        records.push(r);
+    }
+    records.sort_by_key(Record::seq);
+    let mut ids: HashMap<u32, usize> = HashMap::new();
+    for r in &records {
+        if let Record::ProcessStart(p) = r {
+            let n = ids.len();
+            ids.entry(p.tid).or_insert(n);
+        }
+    }
+    let id = |t: u32| {
+        ids.get(&t)
+            .map_or_else(|| "ext".to_string(), |i| format!("T{i}"))
+    };
+    let mut threads: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    let mut paths = Vec::new();
+    // Descriptors of each program's own report file and of /proc files:
+    // they hold ids and addresses, different at every run.
+    let mut report_fds: HashMap<u32, Vec<u64>> = HashMap::new();
+    for r in &records {
+        let line = match r {
+            Record::Syscall(e) => {
+                let Some(row) = by_nr(e.nr) else {
+                    threads
+                        .entry(ids[&e.tid])
+                        .or_default()
+                        .push(format!("nr {}", e.nr));
+                    continue;
+                };
+                if row.name == "futex" {
+                    continue;
+                }
+                let opened_report = matches!(row.name, "open" | "openat")
+                    && e.captures.iter().any(|c| {
+                        c.data
+                            .as_deref()
+                            .is_some_and(|d| d.ends_with(b"/report") || d.starts_with(b"/proc/"))
+                    });
+                if let (true, Some(x)) = (opened_report, e.exit) {
+                    report_fds.entry(e.tgid).or_default().push(x.ret as u64);
+                }
+                // Random bytes, and what a program writes to its report.
+                let variable = row.name == "getrandom"
+                    || (matches!(row.name, "write" | "read")
+                        && report_fds
+                            .get(&e.tgid)
+                            .is_some_and(|fds| fds.contains(&e.args[0])));
+                let args: Vec<String> = row
+                    .params()
+                    .iter()
+                    .zip(e.args)
+                    .map(|(p, a)| match p.kind {
+                        Kind::Int | Kind::UInt | Kind::Fd | Kind::DirFd | Kind::Flags(_) => {
+                            a.to_string()
+                        }
+                        Kind::Mode | Kind::CreateMode | Kind::Offset | Kind::Size => a.to_string(),
+                        Kind::Signal | Kind::Id => a.to_string(),
+                        Kind::Pid => id(a as u32),
+                        _ => "_".into(),
+                    })
+                    .collect();
+                // A thread killed inside a call: ptrace never sees the
+                // call return, the kernel hook sees its -ERESTARTSYS on the
+                // way out. Both mean "interrupted".
+                let ret = match e.exit {
+                    None if !matches!(row.name, "exit" | "exit_group") => "interrupted".to_string(),
+                    None => "no return".to_string(),
+                    Some(x) if x.is_error && (512..=516).contains(&x.errno()) => {
+                        "interrupted".to_string()
+                    }
+                    Some(x) if x.is_error => format!("-{}", x.errno()),
+                    Some(x) => match row.ret {
+                        Ret::Addr | Ret::Hex => "addr".into(),
+                        Ret::Pid => id(x.ret as u32),
+                        _ => x.ret.to_string(),
+                    },
+                };
+                let caps: Vec<String> = e
+                    .captures
+                    .iter()
+                    .map(|c| {
+                        let kind = row.params().get(c.arg as usize).map(|p| p.kind);
+                        let data = match kind {
+                            _ if variable => String::new(),
+                            // /proc/PID/... names a different pid per run.
+                            _ if c.data.as_deref().is_some_and(|d| d.starts_with(b"/proc/")) => {
+                                "/proc".into()
+                            }
+                            // Stores through shared mappings: the kernel
+                            // hook cannot fault in pages the program never
+                            // touched, ptrace can (the bytes are the file's
+                            // either way); tests/replay checks the result.
+                            Some(Kind::Mapped { .. }) => return "mapped".into(),
+                            Some(Kind::Struct { .. }) | None => String::new(),
+                            _ => format!("{:x?}", c.data.as_deref().map(checksum)),
+                        };
+                        format!(
+                            "{}{:?}/{} {} {}/{} {data}",
+                            c.arg,
+                            c.role,
+                            c.elem,
+                            c.status.name(),
+                            c.captured,
+                            c.len
+                        )
+                    })
+                    .collect();
+                (
+                    e.tid,
+                    format!("{}({}) = {ret} {caps:?}", row.name, args.join(", ")),
+                )
+            }
+            Record::ProcessStart(p) => (
+                p.tid,
+                format!(
+                    "start {:?} {} ppid {} ids {} {} {} {} umask {:o}",
+                    p.cause,
+                    id(p.tgid),
+                    id(p.ppid),
+                    p.uid,
+                    p.gid,
+                    p.euid,
+                    p.egid,
+                    p.umask
+                ),
+            ),
+            Record::ProcessExit(p) => {
+                let status = match p.status {
+                    ExitStatus::Superseded { by } => format!("superseded by {}", id(by)),
+                    s => format!("{s:?}"),
+                };
+                (p.tid, format!("exit {status}"))
+            }
+            // ptrace reports signals to its tracer even when the program
+            // ignores them; the kernel hook sees only real deliveries.
+            Record::Signal(s)
+                if [libc::SIGCHLD, libc::SIGCONT, libc::SIGURG, libc::SIGWINCH]
+                    .contains(&s.signo) =>
+            {
+                continue
+            }
+            Record::Signal(s) => (
+                s.tid,
+                format!("signal {} code {} from {}", s.signo, s.code, id(s.sender)),
+            ),
+            Record::Loss(l) => (l.tid, format!("LOSS {} {}", l.count, l.reason)),
+            Record::PathState(p) => {
+                if p.phase == PathPhase::Before {
+                    paths.push(format!(
+                        "{} {:?} size {}",
+                        String::from_utf8_lossy(&p.path),
+                        p.kind,
+                        p.size
+                    ));
+                }
+                continue;
+            }
+            Record::PathData(d) => {
+                paths.push(format!(
+                    "{} @{} {:x}",
+                    String::from_utf8_lossy(&d.path),
+                    d.offset,
+                    d.data.data.as_deref().map_or(0, checksum)
+                ));
+                continue;
+            }
+        };
+        let (tid, text) = line;
+        threads.entry(ids[&tid]).or_default().push(text);
+    }
+    paths.sort();
+    Normal { threads, paths }
+}
+
+/// FNV-1a: enough to tell buffers apart in a diff.
+fn checksum(b: &[u8]) -> u64 {
+    b.iter().fold(0xcbf2_9ce4_8422_2325, |h, &x| {
+        (h ^ u64::from(x)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+fn first_difference(a: &Normal, b: &Normal) -> String {
+    for (t, la) in &a.threads {
+        let Some(lb) = b.threads.get(t) else {
+            return format!("thread T{t} only under ptrace");
+        };
+        for (i, (x, y)) in la.iter().zip(lb).enumerate() {
+            if x != y {
+                return format!("thread T{t} event {i}:\n  ptrace: {x}\n  ebpf:   {y}");
+            }
+        }
+        if la.len() != lb.len() {
+            return format!(
+                "thread T{t}: ptrace {} events, ebpf {}; next: {:?} / {:?}",
+                la.len(),
+                lb.len(),
+                la.get(lb.len()),
+                lb.get(la.len())
+            );
+        }
+    }
+    if a.threads.len() != b.threads.len() {
+        return format!(
+            "ptrace saw {} threads, ebpf {}",
+            a.threads.len(),
+            b.threads.len()
+        );
+    }
+    format!(
+        "initial state differs:\n  ptrace: {:?}\n  ebpf:   {:?}",
+        a.paths, b.paths
+    )
+}
+
+fn same_events(name: &str) {
+    let _lock = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = reanimator_ebpf::unavailable() {
+        panic!("this test needs the ebpf back end: {why} (CI runs it as root)");
+    }
+    let tmp = tempfile::tempdir().expect("temporary directory");
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).expect("bin");
+    let exe = build(name, &bin);
+    let work = tmp.path().join("work");
+    let mut normals = Vec::new();
+    for backend in [Backend::Ptrace, Backend::Ebpf] {
+        let _ = std::fs::remove_dir_all(&work);
+        std::fs::create_dir(&work).expect("work dir");
+        let trace = tmp.path().join(format!("{backend:?}.rtr"));
+        record(backend, &[exe.clone().into(), work.clone().into()], &trace);
+        normals.push(normalise(&trace));
+    }
+    assert!(
+        normals[0] == normals[1],
+        "{name}: the back ends disagree; first difference: {}",
+        first_difference(&normals[0], &normals[1])
+    );
+}
+
+macro_rules! parity {
+    ($($name:ident),*) => {$(
+        #[test]
+        fn $name() {
+            same_events(stringify!($name));
+        }
+    )*};
+}
+
+// Not here: edges (it polls /proc until a thread is stopped, a number of
+// times that depends on timing), signals/stopcont/ticker/orphan (timing
+// decides where a signal lands); crates/cli/tests/replay.rs records those
+// with the default back end and replays them.
+parity!(files, dirs, stats, xattrs, mmaps, pipes, sockets, threads, forks);
