@@ -1,0 +1,104 @@
+//! Losslessness under pressure: four threads write 64 KiB buffers as fast
+//! as they can into a deliberately small ring (1 MiB). The recording must
+//! either hold every call with every byte, or fail loudly with a gap
+//! record: never a silent hole. Needs root (fails, does not skip, without).
+
+use std::path::Path;
+use std::process::Command;
+
+use reanimator_record::{DataPolicy, Error, SnapshotPolicy, Target};
+use reanimator_trace::{
+    CaptureStatus, ReadOptions, Reader, Record, TraceMeta, Writer, WriterOptions,
+};
+
+const THREADS: u64 = 4;
+const CALLS: u64 = 500;
+const SIZE: u64 = 64 << 10;
+
+#[test]
+fn a_small_ring_loses_nothing_or_says_so() {
+    if let Some(why) = reanimator_ebpf::unavailable() {
+        panic!("this test needs the ebpf back end: {why} (CI runs it as root)");
+    }
+    let tmp = tempfile::tempdir().expect("temporary directory");
+    let exe = tmp.path().join("storm");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/storm.c");
+    let cc = Command::new("cc")
+        .args(["-O2", "-pthread", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .expect("cc runs (scripts/install-deps.sh installs it)");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let trace = tmp.path().join("storm.rtr");
+    let target = Target::spawn(&[
+        exe.into(),
+        tmp.path().join("out.dat").into(),
+        THREADS.to_string().into(),
+        CALLS.to_string().into(),
+        SIZE.to_string().into(),
+    ])
+    .expect("program found");
+    let mut w = Writer::create(&trace, &TraceMeta::default(), WriterOptions::default())
+        .expect("trace created");
+    let opts = reanimator_ebpf::Options {
+        ring_bytes: 1 << 20,
+        ..reanimator_ebpf::Options::default()
+    };
+    let result =
+        reanimator_ebpf::record(&target, DataPolicy::All, SnapshotPolicy::Off, &opts, &mut w);
+    w.finish().expect("trace finished");
+
+    let mut reader = Reader::open(&trace, ReadOptions { data: true }).expect("trace opens");
+    let mut pwrites = 0u64;
+    let mut gaps = 0u64;
+    let mut threads = std::collections::HashMap::new();
+    while let Some(r) = reader.next_record().expect("trace reads") {
+        match r {
+            Record::Loss(l) => gaps += l.count.max(1),
+            Record::Syscall(e) if e.nr == libc::SYS_pwrite64 as u32 => {
+                pwrites += 1;
+                let cap = e
+                    .capture(1, reanimator_trace::Role::Entry)
+                    .expect("buffer captured");
+                assert_eq!(
+                    cap.status,
+                    CaptureStatus::Complete,
+                    "pwrite buffer not complete"
+                );
+                let data = cap.data.as_deref().expect("data");
+                assert_eq!(data.len() as u64, SIZE);
+                // Which thread and call: from the offset.
+                let k = e.args[3] / SIZE;
+                let (t, i) = (k / CALLS, k % CALLS);
+                threads.insert(e.tid, t);
+                for (j, &b) in data.iter().enumerate() {
+                    let want = (t * 31 + i * 7 + j as u64) as u8;
+                    assert_eq!(b, want, "byte {j} of thread {t} call {i}");
+                }
+            }
+            _ => {}
+        }
+    }
+    match result {
+        Ok(summary) => {
+            assert_eq!(gaps, 0, "a gap record in a recording that reported success");
+            assert_eq!(pwrites, THREADS * CALLS, "every pwrite is in the trace");
+            assert_eq!(threads.len() as u64, THREADS);
+            eprintln!(
+                "lossless: {pwrites} pwrites, {} MB checked byte for byte, {} threads",
+                pwrites * SIZE >> 20,
+                summary.threads
+            );
+        }
+        Err(Error::Lost(n)) => {
+            assert!(gaps > 0, "a lost recording must hold a gap record");
+            panic!("the recording lost {n} events (reported loudly, as it must; but the back-pressure should have prevented it)");
+        }
+        Err(e) => panic!("recording failed: {e}"),
+    }
+}
