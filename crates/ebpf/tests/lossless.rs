@@ -91,7 +91,7 @@ fn a_small_ring_loses_nothing_or_says_so() {
             assert_eq!(threads.len() as u64, THREADS);
             eprintln!(
                 "lossless: {pwrites} pwrites, {} MB checked byte for byte, {} threads",
-                pwrites * SIZE >> 20,
+                (pwrites * SIZE) >> 20,
                 summary.threads
             );
         }
