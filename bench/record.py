@@ -65,6 +65,7 @@ def configs(work):
         "strace": lambda cmd: ["strace", "-f", "-qq", "-o", out] + cmd,
         "strace -xx": lambda cmd: ["strace", "-f", "-qq", "-xx", "-s", "1048576", "-o", out] + cmd,
         "reanimator": lambda cmd: [REANIMATOR, "record", "--backend", "ptrace", "--force", "-o", out, "--"] + cmd,
+        "reanimator ebpf": lambda cmd: [REANIMATOR, "record", "--backend", "ebpf", "--force", "-o", out, "--"] + cmd,
         # The CPU-placement lever off: the scheduler places tracer and tracees.
         "reanimator --cpu none": lambda cmd: [REANIMATOR, "record", "--cpu", "none", "--force", "-o", out, "--"] + cmd,
     }, [out]
@@ -97,7 +98,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", default="a,b,c,d", help="workloads to run, e.g. a,b")
     ap.add_argument("--dbnum", type=int, default=200000, help="db_bench --num")
-    ap.add_argument("--configs", default="vanilla,strace,strace -xx,reanimator",
+    ap.add_argument("--configs", default="vanilla,strace,strace -xx,reanimator,reanimator ebpf",
                     help="comma-separated; also available: 'reanimator --cpu none'")
     ap.add_argument("--json", help="write all measurements here")
     ap.add_argument("--workdir", help="where workloads write (default: a temporary directory under /var/tmp)")
@@ -122,11 +123,11 @@ def main():
                 t, err = run_once(cfgs[c](cmd), stdin)
                 times[c].append(t)
                 if c.startswith("reanimator"):
-                    summaries.append(err.strip().splitlines()[-1] if err.strip() else "")
+                    summaries.append(f"{c}: " + (err.strip().splitlines()[-1] if err.strip() else ""))
                 print(f"  ({key}) round {r + 1}/{args.rounds} {c}: {t:.2f} s", file=sys.stderr, flush=True)
         med = {c: statistics.median(v) for c, v in times.items()}
         results[key] = {"title": title, "command": cmd, "times": times, "median": med,
-                        "reanimator_summary": summaries[-1] if summaries else None}
+                        "reanimator_summary": summaries[-len([c for c in wanted if c.startswith("reanimator")]):]}
     remove([work] if not args.workdir else [])
 
     cols = wanted
@@ -143,8 +144,8 @@ def main():
         rx = f"{med['reanimator'] / med['strace -xx']:.2f}" if "reanimator" in med and "strace -xx" in med else "-"
         print(f"| ({key}) {r['title']} | " + " | ".join(cells) + f" | {rs} | {rx} |")
     for key, r in results.items():
-        if r["reanimator_summary"]:
-            print(f"\n({key}) {r['reanimator_summary']}")
+        for line in r["reanimator_summary"] or []:
+            print(f"\n({key}) {line}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"rounds": args.rounds, "results": results}, f, indent=1)

@@ -255,6 +255,7 @@ fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, los
         s.threads,
         s.duration.as_secs_f64(),
     );
+    line.push_str(&format!("; recorder CPU {:.2} s", own_cpu_seconds()));
     if s.snapshot_paths > 0 {
         line.push_str(&format!(
             "; initial state: {} paths, {}",
@@ -287,6 +288,15 @@ fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, los
         }
     }
     line
+}
+
+/// User plus system CPU time of the recorder itself (not the command).
+fn own_cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the zeroed struct.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(u.ru_utime) + secs(u.ru_stime)
 }
 
 fn human_bytes(b: u64) -> String {
