@@ -1,0 +1,472 @@
+//! Per-group statistics of system calls in one streaming pass: counts,
+//! errors, bytes read and written, latency quantiles and buffer-size
+//! distributions, in memory that does not grow with the trace (a few KiB
+//! per group; see [`crate::histogram`]).
+//!
+//! Definitions, which docs/ANALYSIS.md turns into SQL over the export:
+//!
+//! - **calls**: system call events; **errors**: those that returned an
+//!   error (`errno` ≠ 0, restarts included); **unfinished**: those that
+//!   never returned (exit, a task killed inside the call).
+//! - **latency**: exit time − entry time of every call that returned.
+//! - **bytes read / written**: the return value of successful calls that
+//!   return a byte count, take a descriptor and pass a data buffer
+//!   ([`crate::calls::Io`]); the same values make the **size**
+//!   distributions.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::str::FromStr;
+
+use reanimator_catalogue as catalogue;
+use reanimator_trace::{Record, SyscallEvent};
+use serde::Serialize;
+
+use crate::calls::{self, Io};
+use crate::histogram::{Histogram, Summary};
+use crate::paths::PathName;
+use crate::scan::Item;
+use crate::Error;
+
+/// How calls are grouped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GroupBy {
+    /// By system call.
+    Call,
+    /// By process id.
+    Process,
+    /// By thread id.
+    Thread,
+    /// By the path a call is about (see [`crate::PathTracker`]).
+    Path,
+}
+
+impl FromStr for GroupBy {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        Ok(match s {
+            "call" => GroupBy::Call,
+            "process" => GroupBy::Process,
+            "thread" => GroupBy::Thread,
+            "path" => GroupBy::Path,
+            _ => {
+                return Err(Error::Usage(format!(
+                    "cannot group by {s:?}: call, process, thread or path"
+                )))
+            }
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Key {
+    Call(u32),
+    Process(u32),
+    Thread(u32),
+    Path(Option<PathName>),
+}
+
+/// Keys are small integers or paths: a multiply-xor hash is plenty and
+/// much cheaper than SipHash on the per-event path.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(v.into());
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+}
+
+/// Space-saving heavy hitters: the most common exact sizes in fixed
+/// memory. Every size making up more than 1/[`TOP_SLOTS`] of the values
+/// is listed; a listed count exceeds the true count by at most its
+/// `error`.
+#[derive(Debug, Clone, Default)]
+struct TopSizes {
+    slots: Vec<(u64, u64, u64)>,
+}
+
+/// Slots of [`TopSizes`].
+const TOP_SLOTS: usize = 8;
+
+impl TopSizes {
+    #[inline]
+    fn add(&mut self, v: u64) {
+        if let Some(s) = self.slots.iter_mut().find(|s| s.0 == v) {
+            s.1 += 1;
+        } else if self.slots.len() < TOP_SLOTS {
+            self.slots.push((v, 1, 0));
+        } else {
+            let min = self
+                .slots
+                .iter_mut()
+                .min_by_key(|s| s.1)
+                .expect("slots are full");
+            *min = (v, min.1 + 1, min.1);
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct Sizes {
+    hist: Histogram,
+    top: TopSizes,
+}
+
+/// What is known about one group.
+#[derive(Debug, Clone, Default)]
+struct Group {
+    calls: u64,
+    errors: u64,
+    unfinished: u64,
+    bytes_read: u64,
+    bytes_written: u64,
+    latency: Histogram,
+    read: Option<Box<Sizes>>,
+    write: Option<Box<Sizes>>,
+}
+
+impl Group {
+    #[inline]
+    fn add(&mut self, e: &SyscallEvent) {
+        self.calls += 1;
+        match e.exit {
+            None => self.unfinished += 1,
+            Some(x) => {
+                self.errors += u64::from(x.is_error);
+                self.latency.add(x.exit_ns.saturating_sub(e.enter_ns));
+            }
+        }
+        if let Some((io, n)) = calls::io_bytes(e) {
+            let (total, sizes) = match io {
+                Io::Read => (&mut self.bytes_read, &mut self.read),
+                Io::Write => (&mut self.bytes_written, &mut self.write),
+            };
+            *total += n;
+            let s = sizes.get_or_insert_with(Default::default);
+            s.hist.add(n);
+            s.top.add(n);
+        }
+    }
+
+    /// Adds `other`'s counts and distributions (not its top sizes: the
+    /// merged lists would lose their error bound).
+    fn merge(&mut self, other: &Group) {
+        self.calls += other.calls;
+        self.errors += other.errors;
+        self.unfinished += other.unfinished;
+        self.bytes_read += other.bytes_read;
+        self.bytes_written += other.bytes_written;
+        self.latency.merge(&other.latency);
+        for (mine, theirs) in [(&mut self.read, &other.read), (&mut self.write, &other.write)] {
+            if let Some(t) = theirs {
+                mine.get_or_insert_with(Default::default)
+                    .hist
+                    .merge(&t.hist);
+            }
+        }
+    }
+
+    fn report(&self, key: String, with_top: bool) -> GroupReport {
+        let sizes = |s: &Option<Box<Sizes>>| {
+            s.as_ref().map(|s| {
+                let mut top: Vec<TopSize> = s
+                    .top
+                    .slots
+                    .iter()
+                    .map(|&(size, count, error)| TopSize { size, count, error })
+                    .collect();
+                top.sort_by(|a, b| b.count.cmp(&a.count).then(a.size.cmp(&b.size)));
+                SizeReport {
+                    summary: s.hist.summary(),
+                    histogram: s
+                        .hist
+                        .log2_bins()
+                        .into_iter()
+                        .map(|(from, to, count)| Bin { from, to, count })
+                        .collect(),
+                    top: if with_top { top } else { Vec::new() },
+                }
+            })
+        };
+        GroupReport {
+            key,
+            exe: None,
+            calls: self.calls,
+            errors: self.errors,
+            unfinished: self.unfinished,
+            bytes_read: self.bytes_read,
+            bytes_written: self.bytes_written,
+            latency_ns: self.latency.summary(),
+            read_sizes: sizes(&self.read),
+            write_sizes: sizes(&self.write),
+        }
+    }
+}
+
+/// Accumulates statistics over the items of a [`crate::Scan`].
+pub struct Stats {
+    by: GroupBy,
+    index: HashMap<Key, usize, BuildHasherDefault<KeyHasher>>,
+    groups: Vec<(Key, Group)>,
+    exes: HashMap<u32, Vec<u8>>,
+    first_ns: Option<u64>,
+    last_ns: u64,
+    records: u64,
+    processes: u64,
+    threads: u64,
+}
+
+impl Stats {
+    /// Empty statistics grouped `by`.
+    pub fn new(by: GroupBy) -> Self {
+        Stats {
+            by,
+            index: HashMap::default(),
+            groups: Vec::new(),
+            exes: HashMap::new(),
+            first_ns: None,
+            last_ns: 0,
+            records: 0,
+            processes: 0,
+            threads: 0,
+        }
+    }
+
+    /// Takes in one kept record.
+    pub fn add(&mut self, item: &Item) {
+        let r = &item.record;
+        self.records += 1;
+        let t = r.time_ns();
+        self.first_ns = Some(self.first_ns.map_or(t, |f| f.min(t)));
+        self.last_ns = self.last_ns.max(t);
+        match r {
+            Record::Syscall(e) => {
+                if let Some(x) = e.exit {
+                    self.last_ns = self.last_ns.max(x.exit_ns);
+                }
+                let key = match self.by {
+                    GroupBy::Call => Key::Call(e.nr),
+                    GroupBy::Process => Key::Process(e.tgid),
+                    GroupBy::Thread => Key::Thread(e.tid),
+                    GroupBy::Path => Key::Path(item.path.clone()),
+                };
+                let i = match self.index.get(&key) {
+                    Some(&i) => i,
+                    None => {
+                        self.groups.push((key.clone(), Group::default()));
+                        self.index.insert(key, self.groups.len() - 1);
+                        self.groups.len() - 1
+                    }
+                };
+                self.groups[i].1.add(e);
+            }
+            Record::ProcessStart(p) => {
+                self.threads += 1;
+                if p.tid == p.tgid {
+                    self.processes += 1;
+                }
+                if matches!(self.by, GroupBy::Process | GroupBy::Thread) {
+                    let name = p.exe.rsplit(|&b| b == b'/').next().unwrap_or(&p.exe);
+                    self.exes.insert(p.tid, name.to_vec());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The statistics so far, groups with the most calls first.
+    pub fn report(&self) -> Report {
+        let mut totals = Group::default();
+        let mut groups: Vec<GroupReport> = self
+            .groups
+            .iter()
+            .map(|(key, g)| {
+                totals.merge(g);
+                let (name, id) = match key {
+                    Key::Call(nr) => (catalogue::name_of(*nr).into_owned(), None),
+                    Key::Process(p) | Key::Thread(p) => (p.to_string(), Some(*p)),
+                    Key::Path(Some(p)) => (String::from_utf8_lossy(p).into_owned(), None),
+                    Key::Path(None) => ("(no path)".to_string(), None),
+                };
+                let mut report = g.report(name, true);
+                report.exe = id
+                    .and_then(|i| self.exes.get(&i))
+                    .map(|e| String::from_utf8_lossy(e).into_owned());
+                report
+            })
+            .collect();
+        groups.sort_by(|a, b| b.calls.cmp(&a.calls).then_with(|| a.key.cmp(&b.key)));
+        let start_ns = self.first_ns.unwrap_or(0);
+        Report {
+            by: self.by,
+            start_ns,
+            end_ns: self.last_ns,
+            duration_ns: self.last_ns.saturating_sub(start_ns),
+            records: self.records,
+            processes: self.processes,
+            threads: self.threads,
+            totals: totals.report("total".into(), false),
+            groups,
+        }
+    }
+}
+
+/// The result of `reanimator stats` (its `--json` form).
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// How calls are grouped.
+    pub by: GroupBy,
+    /// Time of the first kept record (ns of `CLOCK_MONOTONIC`).
+    pub start_ns: u64,
+    /// Time of the last kept record or call exit.
+    pub end_ns: u64,
+    /// `end_ns - start_ns`.
+    pub duration_ns: u64,
+    /// Kept records of every kind.
+    pub records: u64,
+    /// Processes started (process start records of process leaders).
+    pub processes: u64,
+    /// Threads started (every process start record).
+    pub threads: u64,
+    /// Every group together.
+    pub totals: GroupReport,
+    /// One entry per group, most calls first.
+    pub groups: Vec<GroupReport>,
+}
+
+/// Statistics of one group.
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupReport {
+    /// The call name, process or thread id, or path.
+    pub key: String,
+    /// For processes and threads: the executable's file name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exe: Option<String>,
+    /// System call events.
+    pub calls: u64,
+    /// Calls that returned an error.
+    pub errors: u64,
+    /// Calls that never returned.
+    pub unfinished: u64,
+    /// Bytes the kernel handed to the program (see the module docs).
+    pub bytes_read: u64,
+    /// Bytes the program handed to the kernel.
+    pub bytes_written: u64,
+    /// Latency of the calls that returned, in ns.
+    pub latency_ns: Summary,
+    /// Sizes of successful reads.
+    pub read_sizes: Option<SizeReport>,
+    /// Sizes of successful writes.
+    pub write_sizes: Option<SizeReport>,
+}
+
+/// The distribution of transfer sizes of one group and direction.
+#[derive(Debug, Clone, Serialize)]
+pub struct SizeReport {
+    /// Quantiles of the sizes in bytes.
+    pub summary: Summary,
+    /// Counts per power-of-two bin.
+    pub histogram: Vec<Bin>,
+    /// The most common exact sizes (empty in the totals).
+    pub top: Vec<TopSize>,
+}
+
+/// One power-of-two bin of a size histogram.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Bin {
+    /// Smallest size in the bin.
+    pub from: u64,
+    /// Largest size in the bin.
+    pub to: u64,
+    /// Values in the bin.
+    pub count: u64,
+}
+
+/// A common exact size.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct TopSize {
+    /// The size in bytes.
+    pub size: u64,
+    /// How often it occurred (an overestimate by at most `error`).
+    pub count: u64,
+    /// Bound on the overestimate: 0 means `count` is exact.
+    pub error: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reanimator_trace::SyscallExit;
+
+    fn item(nr: u32, tgid: u32, ret: i64, dur: u64) -> Item {
+        Item {
+            record: Record::Syscall(SyscallEvent {
+                seq: 0,
+                tgid,
+                tid: tgid,
+                nr,
+                enter_ns: 100,
+                args: [3, 0, 0, 0, 0, 0],
+                exit: Some(SyscallExit {
+                    exit_ns: 100 + dur,
+                    ret,
+                    is_error: ret < 0,
+                }),
+                captures: vec![],
+            }),
+            path: None,
+        }
+    }
+
+    #[test]
+    fn counts_bytes_errors_and_sizes() {
+        let mut s = Stats::new(GroupBy::Call);
+        for i in 0..100 {
+            s.add(&item(1, 7, 138, 1000 + i));
+        }
+        s.add(&item(1, 7, -28, 5));
+        s.add(&item(0, 7, 4096, 10));
+        s.add(&item(0, 7, 0, 10));
+        let r = s.report();
+        assert_eq!(r.groups[0].key, "write");
+        assert_eq!(r.groups[0].calls, 101);
+        assert_eq!(r.groups[0].errors, 1);
+        assert_eq!(r.groups[0].bytes_written, 13_800);
+        let w = r.groups[0].write_sizes.as_ref().unwrap();
+        assert_eq!((w.top[0].size, w.top[0].count, w.top[0].error), (138, 100, 0));
+        assert_eq!(r.groups[1].bytes_read, 4096);
+        assert_eq!(r.totals.calls, 103);
+        assert_eq!(r.totals.bytes_read + r.totals.bytes_written, 4096 + 13_800);
+        assert_eq!(r.totals.latency_ns.max, Some(1099));
+        assert_eq!(r.duration_ns, 1099);
+    }
+
+    #[test]
+    fn heavy_sizes_survive_churn() {
+        let mut t = TopSizes::default();
+        for i in 0..10_000u64 {
+            t.add(if i % 2 == 0 { 16384 } else { i });
+        }
+        let best = t.slots.iter().max_by_key(|s| s.1).unwrap();
+        assert_eq!(best.0, 16384);
+        assert!(best.1 >= 5000 && best.1 - best.2 <= 5000);
+    }
+}
