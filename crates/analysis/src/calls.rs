@@ -121,7 +121,9 @@ mod tests {
         for name in ["read", "pread64", "readv", "preadv2", "recvfrom", "recvmsg"] {
             assert_eq!(by(name).io, Some(Io::Read), "{name}");
         }
-        for name in ["write", "pwrite64", "writev", "pwritev2", "sendto", "sendmsg"] {
+        for name in [
+            "write", "pwrite64", "writev", "pwritev2", "sendto", "sendmsg",
+        ] {
             assert_eq!(by(name).io, Some(Io::Write), "{name}");
         }
         for name in ["readlink", "getrandom", "openat", "fsync", "lseek"] {

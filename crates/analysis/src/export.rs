@@ -73,6 +73,9 @@ pub struct ExportReport {
     pub files: Vec<PathBuf>,
 }
 
+/// The wall-clock column's time zone, as an offset: every reader knows it
+/// without a time-zone database (CSV output needs that).
+const UTC: &str = "+00:00";
 /// Rows per batch handed to the encoder.
 const BATCH_ROWS: usize = 64 * 1024;
 /// Buffer bytes after which a data batch is handed over early.
@@ -93,7 +96,7 @@ pub fn events_schema() -> SchemaRef {
         field("rel_ns", UInt64, false),
         field(
             "timestamp",
-            Timestamp(TimeUnit::Nanosecond, Some("UTC".into())),
+            Timestamp(TimeUnit::Nanosecond, Some(UTC.into())),
             false,
         ),
         field("exit_ns", UInt64, true),
@@ -196,8 +199,7 @@ impl Events {
             seq: UInt64Builder::with_capacity(BATCH_ROWS),
             time_ns: UInt64Builder::with_capacity(BATCH_ROWS),
             rel_ns: UInt64Builder::with_capacity(BATCH_ROWS),
-            timestamp: TimestampNanosecondBuilder::with_capacity(BATCH_ROWS)
-                .with_timezone("UTC"),
+            timestamp: TimestampNanosecondBuilder::with_capacity(BATCH_ROWS).with_timezone(UTC),
             exit_ns: UInt64Builder::with_capacity(BATCH_ROWS),
             duration_ns: UInt64Builder::with_capacity(BATCH_ROWS),
             tgid: UInt32Builder::with_capacity(BATCH_ROWS),

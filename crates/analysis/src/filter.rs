@@ -136,9 +136,7 @@ impl Filter {
                         .is_none_or(|g| path.is_some_and(|p| g.matches(p)))
                     && self.time_matches(rel_ns)
             }
-            Record::ProcessStart(_) | Record::ProcessExit(_) => {
-                self.pid_matches(r.tgid(), r.tid())
-            }
+            Record::ProcessStart(_) | Record::ProcessExit(_) => self.pid_matches(r.tgid(), r.tid()),
             Record::Signal(s) => self.pid_matches(s.tgid, s.tid) && self.time_matches(rel_ns),
             Record::Loss(_) | Record::PathData(_) => true,
             Record::PathState(p) => p.phase == PathPhase::Before || self.is_empty(),

@@ -17,7 +17,10 @@ use crate::Error;
 enum Token {
     Byte(u8),
     AnyByte,
-    Class { ranges: Vec<(u8, u8)>, negated: bool },
+    Class {
+        ranges: Vec<(u8, u8)>,
+        negated: bool,
+    },
     Star,
     DoubleStar,
 }
@@ -71,8 +74,7 @@ impl Glob {
                             break;
                         }
                         first = false;
-                        if p.get(j + 1) == Some(&b'-') && p.get(j + 2).is_some_and(|&e| e != b']')
-                        {
+                        if p.get(j + 1) == Some(&b'-') && p.get(j + 2).is_some_and(|&e| e != b']') {
                             ranges.push((c, p[j + 2]));
                             j += 3;
                         } else {

@@ -4,33 +4,57 @@
 //!
 //! The first [`EXACT_VALUES`] values are kept as they are, so small groups
 //! get exact quantiles. Past that, values go to log-linear buckets: every
-//! power of two is split into [`SUB_BUCKETS`] equal buckets, so a bucket
-//! is never wider than 1/64 of its lower bound and its midpoint is within
-//! **1/128 (0.79 %)** of any value in it. Values below 128 have buckets of
-//! width 1 and are exact. Buckets are allocated one power of two at a time
-//! (512 bytes each) as values reach them: latencies spanning 100 ns to
-//! 10 s use about 12 KiB, whatever the number of values.
+//! power of two is split into [`SUB_BUCKETS`] equal buckets, so a bucket is
+//! never wider than 1/128 of its lower bound; values below 256 have
+//! buckets of width 1. Each bucket keeps its count and the sum of its
+//! values' offsets from the bucket start, and a quantile answers with the
+//! mean of the bucket holding the exact value: both lie in the bucket, so
+//! the answer is within **1/128 (0.79 %)** of the exact one, and exact
+//! whenever the bucket holds a single distinct value (the common case for
+//! transfer sizes: 138, 4096, 16384). Buckets are allocated one power of
+//! two at a time (2 KiB each) as values reach them: latencies spanning
+//! 100 ns to 10 s use at most 54 KiB, whatever the number of values.
 //!
 //! Quantiles follow the nearest-rank definition that SQL's
 //! `percentile_disc` and DuckDB's `quantile_disc` use: the smallest value
-//! whose cumulative share reaches `q`. Bucketed, the answer is the midpoint
-//! of the bucket holding that value, clamped to the exact minimum and
-//! maximum.
+//! whose cumulative share reaches `q`.
 
 use serde::Serialize;
 
 /// log2 of [`SUB_BUCKETS`].
-const SUB_BITS: u32 = 6;
+const SUB_BITS: u32 = 7;
 /// Buckets per power of two.
 pub const SUB_BUCKETS: usize = 1 << SUB_BITS;
 /// Values kept exactly before the histogram switches to buckets.
 pub const EXACT_VALUES: usize = 64;
-/// Number of bucket rows: row 0 holds 0..64 (width 1), row `r` ≥ 1 holds
-/// `[64 << (r-1), 64 << r)`.
+/// Number of bucket rows: row 0 holds 0..128 (width 1), row `r` ≥ 1 holds
+/// `[128 << (r-1), 128 << r)` in buckets of width `1 << (r-1)`.
 const ROWS: usize = 64 - SUB_BITS as usize + 1;
 
 /// Bound on the relative error of a bucketed quantile (1/128).
-pub const RELATIVE_ERROR: f64 = 1.0 / (2 * SUB_BUCKETS) as f64;
+pub const RELATIVE_ERROR: f64 = 1.0 / SUB_BUCKETS as f64;
+
+/// One power of two: per bucket, the count and the sum of the values'
+/// offsets from the bucket start (`u64::MAX` once it would overflow; the
+/// bucket then answers with its midpoint).
+#[derive(Debug, Clone)]
+struct Row {
+    count: [u64; SUB_BUCKETS],
+    offsets: [u64; SUB_BUCKETS],
+}
+
+impl Row {
+    fn new() -> Box<Row> {
+        Box::new(Row {
+            count: [0; SUB_BUCKETS],
+            offsets: [0; SUB_BUCKETS],
+        })
+    }
+}
+
+fn add_offsets(a: u64, b: u64) -> u64 {
+    a.checked_add(b).unwrap_or(u64::MAX)
+}
 
 /// A histogram of `u64` values; see the module documentation.
 #[derive(Debug, Clone, Default)]
@@ -43,7 +67,7 @@ pub struct Histogram {
     /// the buckets take over.
     exact: Vec<u64>,
     /// Bucket rows, allocated when first reached; empty in exact mode.
-    rows: Vec<Option<Box<[u64; SUB_BUCKETS]>>>,
+    rows: Vec<Option<Box<Row>>>,
 }
 
 /// Row and column of the bucket holding `v`.
@@ -91,23 +115,24 @@ impl Histogram {
                 self.exact.push(v);
                 return;
             }
-            self.to_buckets();
+            self.switch_to_buckets();
         }
-        self.bucket_add(v, 1);
+        self.bucket_add(v);
     }
 
     #[inline]
-    fn bucket_add(&mut self, v: u64, n: u64) {
+    fn bucket_add(&mut self, v: u64) {
         let (row, col) = bucket_of(v);
-        let r = self.rows[row].get_or_insert_with(|| Box::new([0; SUB_BUCKETS]));
-        r[col] += n;
+        let r = self.rows[row].get_or_insert_with(Row::new);
+        r.count[col] += 1;
+        r.offsets[col] = add_offsets(r.offsets[col], v - bucket_range(row, col).0);
     }
 
     /// Moves the exact values into buckets.
-    fn to_buckets(&mut self) {
+    fn switch_to_buckets(&mut self) {
         self.rows = vec![None; ROWS];
         for v in std::mem::take(&mut self.exact) {
-            self.bucket_add(v, 1);
+            self.bucket_add(v);
         }
     }
 
@@ -125,13 +150,14 @@ impl Histogram {
         }
         let (count, sum, min, max) = (other.count, other.sum, other.min, other.max);
         if self.rows.is_empty() {
-            self.to_buckets();
+            self.switch_to_buckets();
         }
         for (row, r) in other.rows.iter().enumerate() {
             let Some(r) = r else { continue };
-            let mine = self.rows[row].get_or_insert_with(|| Box::new([0; SUB_BUCKETS]));
-            for (m, o) in mine.iter_mut().zip(r.iter()) {
-                *m += o;
+            let mine = self.rows[row].get_or_insert_with(Row::new);
+            for col in 0..SUB_BUCKETS {
+                mine.count[col] += r.count[col];
+                mine.offsets[col] = add_offsets(mine.offsets[col], r.offsets[col]);
             }
         }
         if self.count == 0 {
@@ -186,12 +212,15 @@ impl Histogram {
         let mut seen = 0u64;
         for (row, r) in self.rows.iter().enumerate() {
             let Some(r) = r else { continue };
-            for (col, &n) in r.iter().enumerate() {
+            for (col, &n) in r.count.iter().enumerate() {
                 seen += n;
                 if seen > rank {
                     let (low, width) = bucket_range(row, col);
-                    let mid = low + width / 2;
-                    return Some(mid.clamp(self.min, self.max));
+                    let offset = match r.offsets[col] {
+                        u64::MAX => width / 2,
+                        sum => ((u128::from(sum) + u128::from(n / 2)) / u128::from(n)) as u64,
+                    };
+                    return Some((low + offset).clamp(self.min, self.max));
                 }
             }
         }
@@ -202,7 +231,13 @@ impl Histogram {
     /// non-empty bin `[low, high]` (0, 1, 2–3, 4–7, ...), in order.
     pub fn log2_bins(&self) -> Vec<(u64, u64, u64)> {
         let mut bins = [0u64; 65];
-        let bin = |v: u64| if v == 0 { 0 } else { 64 - v.leading_zeros() as usize };
+        let bin = |v: u64| {
+            if v == 0 {
+                0
+            } else {
+                64 - v.leading_zeros() as usize
+            }
+        };
         if self.rows.is_empty() {
             for &v in &self.exact {
                 bins[bin(v)] += 1;
@@ -210,7 +245,7 @@ impl Histogram {
         } else {
             for (row, r) in self.rows.iter().enumerate() {
                 let Some(r) = r else { continue };
-                for (col, &n) in r.iter().enumerate() {
+                for (col, &n) in r.count.iter().enumerate() {
                     if n > 0 {
                         bins[bin(bucket_range(row, col).0)] += n;
                     }
@@ -263,7 +298,8 @@ pub struct Summary {
     /// Arithmetic mean (exact).
     pub mean: Option<f64>,
     /// True when the quantiles are exact; otherwise each is within 1/128
-    /// of the exact nearest-rank value.
+    /// of the exact nearest-rank value (and exact when its bucket holds
+    /// one distinct value).
     pub exact: bool,
 }
 
@@ -286,7 +322,11 @@ mod tests {
             assert!(low <= v && v - low < width, "{v}: [{low}, +{width})");
             assert!(width == 1 || width as f64 <= low as f64 / SUB_BUCKETS as f64);
         }
-        assert_eq!(bucket_of(138), (2, 5), "138 lies in the width-2 row");
+        assert_eq!(bucket_of(138), (1, 10), "138 lies in the width-1 row");
+        assert_eq!(
+            bucket_range(bucket_of(16384).0, bucket_of(16384).1),
+            (16384, 128)
+        );
     }
 
     #[test]
@@ -317,6 +357,17 @@ mod tests {
             assert_eq!(h.min(), sorted.first().copied());
             assert_eq!(h.max(), sorted.last().copied());
         }
+    }
+
+    #[test]
+    fn single_valued_buckets_answer_exactly() {
+        let mut h = Histogram::new();
+        for i in 0..10_000u64 {
+            h.add(if i % 10 == 0 { 4096 } else { 16384 });
+        }
+        assert!(!h.is_exact());
+        assert_eq!(h.quantile(0.05), Some(4096));
+        assert_eq!(h.quantile(0.5), Some(16384));
     }
 
     #[test]

@@ -218,13 +218,23 @@ mod tests {
             ..ProcessStart::default()
         }));
         let at = (-100i64) as u64;
-        let open = call(nr("openat"), [at, 0, 0, 0, 0, 0], 3, vec![cap(1, Role::Entry, b"db/x.log")]);
+        let open = call(
+            nr("openat"),
+            [at, 0, 0, 0, 0, 0],
+            3,
+            vec![cap(1, Role::Entry, b"db/x.log")],
+        );
         assert_eq!(seen(&mut t, open).as_deref(), Some("/work/db/x.log"));
         let write = call(nr("write"), [3, 0, 5, 0, 0, 0], 5, vec![]);
         assert_eq!(seen(&mut t, write).as_deref(), Some("/work/db/x.log"));
         let dup = call(nr("dup2"), [3, 7, 0, 0, 0, 0], 7, vec![]);
         assert_eq!(seen(&mut t, dup).as_deref(), Some("/work/db/x.log"));
-        let rel = call(nr("openat"), [7, 0, 0, 0, 0, 0], 8, vec![cap(1, Role::Entry, b"y")]);
+        let rel = call(
+            nr("openat"),
+            [7, 0, 0, 0, 0, 0],
+            8,
+            vec![cap(1, Role::Entry, b"y")],
+        );
         assert_eq!(seen(&mut t, rel).as_deref(), Some("/work/db/x.log/y"));
         assert_eq!(
             seen(&mut t, call(nr("write"), [1, 0, 1, 0, 0, 0], 1, vec![])).as_deref(),
@@ -232,7 +242,10 @@ mod tests {
         );
         let close = call(nr("close"), [3, 0, 0, 0, 0, 0], 0, vec![]);
         assert_eq!(seen(&mut t, close).as_deref(), Some("/work/db/x.log"));
-        assert_eq!(seen(&mut t, call(nr("write"), [3, 0, 1, 0, 0, 0], 1, vec![])), None);
+        assert_eq!(
+            seen(&mut t, call(nr("write"), [3, 0, 1, 0, 0, 0], 1, vec![])),
+            None
+        );
         let sock = call(nr("socket"), [1, 1, 0, 0, 0, 0], 3, vec![]);
         assert_eq!(seen(&mut t, sock), None);
         assert_eq!(
@@ -241,12 +254,22 @@ mod tests {
         );
         let mut pair = 4i32.to_le_bytes().to_vec();
         pair.extend(5i32.to_le_bytes());
-        t.observe(&call(nr("pipe2"), [0; 6], 0, vec![cap(0, Role::Exit, &pair)]));
+        t.observe(&call(
+            nr("pipe2"),
+            [0; 6],
+            0,
+            vec![cap(0, Role::Exit, &pair)],
+        ));
         assert_eq!(
             seen(&mut t, call(nr("read"), [5, 0, 1, 0, 0, 0], 1, vec![])).as_deref(),
             Some("<pipe2>")
         );
-        t.observe(&call(nr("chdir"), [0; 6], 0, vec![cap(0, Role::Entry, b"/tmp/./a")]));
+        t.observe(&call(
+            nr("chdir"),
+            [0; 6],
+            0,
+            vec![cap(0, Role::Entry, b"/tmp/./a")],
+        ));
         let stat = call(nr("stat"), [0; 6], 0, vec![cap(0, Role::Entry, b"b")]);
         assert_eq!(seen(&mut t, stat).as_deref(), Some("/tmp/a/b"));
     }

@@ -34,12 +34,15 @@ impl Scan {
     /// buffers).
     pub fn open(trace: &Path, filter: Filter, paths: bool, data: bool) -> Result<Self, Error> {
         let paths = paths || filter.path.is_some();
-        let reader = Reader::open(
+        let mut reader = Reader::open(
             trace,
             ReadOptions {
                 data: data || paths,
             },
         )?;
+        // Buffer frames skipped for speed are still checksummed: damage
+        // anywhere fails the command instead of passing unnoticed.
+        reader.check_skipped_frames(true);
         // Times are relative to the recording's start (the clock anchor
         // read when it began); traces without one use their first record.
         let anchor = reader.meta().clock.monotonic_ns;

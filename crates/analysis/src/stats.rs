@@ -175,7 +175,10 @@ impl Group {
         self.bytes_read += other.bytes_read;
         self.bytes_written += other.bytes_written;
         self.latency.merge(&other.latency);
-        for (mine, theirs) in [(&mut self.read, &other.read), (&mut self.write, &other.write)] {
+        for (mine, theirs) in [
+            (&mut self.read, &other.read),
+            (&mut self.write, &other.write),
+        ] {
             if let Some(t) = theirs {
                 mine.get_or_insert_with(Default::default)
                     .hist
@@ -451,7 +454,10 @@ mod tests {
         assert_eq!(r.groups[0].errors, 1);
         assert_eq!(r.groups[0].bytes_written, 13_800);
         let w = r.groups[0].write_sizes.as_ref().unwrap();
-        assert_eq!((w.top[0].size, w.top[0].count, w.top[0].error), (138, 100, 0));
+        assert_eq!(
+            (w.top[0].size, w.top[0].count, w.top[0].error),
+            (138, 100, 0)
+        );
         assert_eq!(r.groups[1].bytes_read, 4096);
         assert_eq!(r.totals.calls, 103);
         assert_eq!(r.totals.bytes_read + r.totals.bytes_written, 4096 + 13_800);

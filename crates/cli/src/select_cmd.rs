@@ -74,12 +74,15 @@ pub struct SelectArgs {
 pub fn run(args: &SelectArgs) -> Result<ExitCode> {
     let filter = args.filter.filter()?;
     let bar = Progress::bytes("selecting");
-    let report = select(&args.trace, &args.output, filter, args.force, &mut |d, t| {
-        bar.update(d, t)
-    });
+    let report = select(
+        &args.trace,
+        &args.output,
+        filter,
+        args.force,
+        &mut |d, t| bar.update(d, t),
+    );
     bar.finish();
-    let report =
-        report.with_context(|| format!("cannot select from {}", args.trace.display()))?;
+    let report = report.with_context(|| format!("cannot select from {}", args.trace.display()))?;
     println!(
         "selected {} of {} records ({} system calls) -> {}",
         report.kept,

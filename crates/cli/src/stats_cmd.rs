@@ -52,7 +52,12 @@ pub fn run(args: &StatsArgs) -> Result<ExitCode> {
         By::Thread => GroupBy::Thread,
         By::Path => GroupBy::Path,
     };
-    let mut scan = Scan::open(&args.trace, args.filter.filter()?, by == GroupBy::Path, false)?;
+    let mut scan = Scan::open(
+        &args.trace,
+        args.filter.filter()?,
+        by == GroupBy::Path,
+        false,
+    )?;
     let mut stats = Stats::new(by);
     let bar = Progress::bytes("reading");
     let mut n = 0u64;
@@ -202,7 +207,7 @@ fn print_text(
     writeln!(out)?;
     writeln!(out, "transfer sizes (bytes per successful read or write)")?;
     for g in with_sizes.iter().take(histograms) {
-        for (dir, s) in [("read", &g.read_sizes), ("written", &g.write_sizes)] {
+        for (dir, s) in [("reads", &g.read_sizes), ("writes", &g.write_sizes)] {
             if let Some(s) = s {
                 print_sizes(out, &clip(&label(g), 48), dir, s)?;
             }
@@ -237,7 +242,7 @@ fn print_sizes(out: &mut impl Write, key: &str, dir: &str, s: &SizeReport) -> st
         .collect();
     writeln!(
         out,
-        "  {key} {dir}: {} transfers, p50 {}, max {}{}",
+        "  {key}: {} {dir}, p50 {}, max {}{}",
         s.summary.count,
         bytes(s.summary.p50.unwrap_or(0)),
         bytes(s.summary.max.unwrap_or(0)),
@@ -247,7 +252,13 @@ fn print_sizes(out: &mut impl Write, key: &str, dir: &str, s: &SizeReport) -> st
             format!("; most common {}", common.join(", "))
         }
     )?;
-    let peak = s.histogram.iter().map(|b| b.count).max().unwrap_or(1).max(1);
+    let peak = s
+        .histogram
+        .iter()
+        .map(|b| b.count)
+        .max()
+        .unwrap_or(1)
+        .max(1);
     for b in &s.histogram {
         let range = if b.from == b.to {
             bytes(b.from)

@@ -273,6 +273,7 @@ pub struct Reader {
     end: Option<EndSummary>,
     counts: ReadCounts,
     done: bool,
+    check_skipped: bool,
 }
 
 impl Reader {
@@ -309,7 +310,16 @@ impl Reader {
             end: None,
             counts: ReadCounts::default(),
             done: false,
+            check_skipped: false,
         })
+    }
+
+    /// Without data, still read every blob frame and check its checksum
+    /// (without decompressing it), so damage anywhere in the file is
+    /// reported. Costs reading the whole file; analysis commands use it so
+    /// that every command rejects a corrupt trace.
+    pub fn check_skipped_frames(&mut self, on: bool) {
+        self.check_skipped = on;
     }
 
     /// The trace's self-description.
@@ -419,6 +429,8 @@ impl Reader {
                         let f = BlobFrame::parse(raw, h.count)
                             .map_err(|e| e.at(offset, Some(h.number)))?;
                         self.blobs.insert(h.number, f);
+                    } else if self.check_skipped {
+                        self.src.payload(&h)?;
                     } else {
                         self.src.skip(&h)?;
                     }
