@@ -52,10 +52,6 @@ impl Row {
     }
 }
 
-fn add_offsets(a: u64, b: u64) -> u64 {
-    a.checked_add(b).unwrap_or(u64::MAX)
-}
-
 /// A histogram of `u64` values; see the module documentation.
 #[derive(Debug, Clone, Default)]
 pub struct Histogram {
@@ -125,7 +121,7 @@ impl Histogram {
         let (row, col) = bucket_of(v);
         let r = self.rows[row].get_or_insert_with(Row::new);
         r.count[col] += 1;
-        r.offsets[col] = add_offsets(r.offsets[col], v - bucket_range(row, col).0);
+        r.offsets[col] = r.offsets[col].saturating_add(v - bucket_range(row, col).0);
     }
 
     /// Moves the exact values into buckets.
@@ -157,7 +153,7 @@ impl Histogram {
             let mine = self.rows[row].get_or_insert_with(Row::new);
             for col in 0..SUB_BUCKETS {
                 mine.count[col] += r.count[col];
-                mine.offsets[col] = add_offsets(mine.offsets[col], r.offsets[col]);
+                mine.offsets[col] = mine.offsets[col].saturating_add(r.offsets[col]);
             }
         }
         if self.count == 0 {

@@ -61,7 +61,7 @@ pub fn select(
             writer.write(&item.record)?;
             report.kept += 1;
             report.syscalls += u64::from(matches!(item.record, Record::Syscall(_)));
-            if report.kept % 4096 == 0 {
+            if report.kept.is_multiple_of(4096) {
                 progress(scan.reader().offset(), scan.reader().file_len());
             }
         }

@@ -66,7 +66,7 @@ pub fn run(args: &StatsArgs) -> Result<ExitCode> {
             Ok(Some(item)) => {
                 stats.add(&item);
                 n += 1;
-                if n % 65_536 == 0 {
+                if n.is_multiple_of(65_536) {
                     bar.update(scan.reader().offset(), scan.reader().file_len());
                 }
             }
