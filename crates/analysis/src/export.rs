@@ -10,15 +10,18 @@
 //!   event's `seq`, with the bytes.
 //! - `processes`: one row per process start or exit record.
 //!
-//! The reading thread decodes records and fills Arrow column builders; a
-//! second thread encodes each finished batch (64 Ki rows, or 16 MiB of
-//! buffer data) so decoding and compression use both cores. Row groups
-//! close at 64 MiB, which bounds memory whatever the trace size.
+//! The reading thread decodes records and fills Arrow column builders;
+//! each table has an encoder thread that writes its finished batches
+//! (64 Ki rows, or 4 MiB of buffer data), so decoding and compression use
+//! both cores. Row groups
+//! close at 64 MiB, which bounds memory whatever the trace size. Columns
+//! are zstd-compressed, except buffer data: snappy, several times faster
+//! to write, read by every Parquet reader.
 
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::sync_channel;
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::Arc;
 
 use arrow_array::builder::{
@@ -29,7 +32,8 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
 use reanimator_catalogue::{self as catalogue, Kind};
 use reanimator_text::errno_name;
 use reanimator_trace::{ClockAnchor, ExitStatus, Record, Role, StartCause, SyscallEvent};
@@ -78,8 +82,10 @@ pub struct ExportReport {
 const UTC: &str = "+00:00";
 /// Rows per batch handed to the encoder.
 const BATCH_ROWS: usize = 64 * 1024;
-/// Buffer bytes after which a data batch is handed over early.
-const BATCH_DATA_BYTES: usize = 16 << 20;
+/// Buffer bytes after which a data batch is handed over early: small
+/// enough that the allocator recycles the buffers of one batch for the
+/// next (no page faults), large enough to amortise the hand-over.
+const BATCH_DATA_BYTES: usize = 4 << 20;
 /// Encoded bytes after which a Parquet row group is closed.
 const ROW_GROUP_BYTES: usize = 64 << 20;
 
@@ -331,7 +337,7 @@ impl Data {
             status: StringBuilder::new(),
             len: UInt64Builder::new(),
             captured: UInt64Builder::new(),
-            data: BinaryBuilder::new(),
+            data: BinaryBuilder::with_capacity(1024, BATCH_DATA_BYTES + (64 << 10)),
             rows: 0,
             bytes: 0,
         }
@@ -361,6 +367,13 @@ impl Data {
     fn finish(&mut self) -> Result<RecordBatch, Error> {
         self.rows = 0;
         self.bytes = 0;
+        // Sized for a whole batch up front: growing by doubling would copy
+        // every buffer several times.
+        let data = std::mem::replace(
+            &mut self.data,
+            BinaryBuilder::with_capacity(1024, BATCH_DATA_BYTES + (64 << 10)),
+        );
+        let mut data = data;
         let cols: Vec<ArrayRef> = vec![
             Arc::new(self.seq.finish()),
             Arc::new(self.arg.finish()),
@@ -370,7 +383,7 @@ impl Data {
             Arc::new(self.status.finish()),
             Arc::new(self.len.finish()),
             Arc::new(self.captured.finish()),
-            Arc::new(self.data.finish()),
+            Arc::new(data.finish()),
         ];
         Ok(RecordBatch::try_new(data_schema(), cols)?)
     }
@@ -546,11 +559,22 @@ impl Sink {
         })?;
         Ok(match format {
             Format::Parquet => {
-                let props = WriterProperties::builder()
+                let mut props = WriterProperties::builder()
                     .set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?))
                     .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
-                    .set_created_by(tool.to_string())
-                    .build();
+                    .set_created_by(tool.to_string());
+                if schema.column_with_name("data").is_some() {
+                    // Buffers: snappy (zstd here would be the bottleneck of
+                    // the export), and no dictionary or min/max statistics,
+                    // which cost a hash or comparison of every buffer and
+                    // serve no query.
+                    let data = ColumnPath::from("data");
+                    props = props
+                        .set_column_compression(data.clone(), Compression::SNAPPY)
+                        .set_column_dictionary_enabled(data.clone(), false)
+                        .set_column_statistics_enabled(data, EnabledStatistics::None);
+                }
+                let props = props.build();
                 Sink::Parquet(ArrowWriter::try_new(file, schema, Some(props))?)
             }
             Format::Csv => Sink::Csv(
@@ -647,38 +671,41 @@ fn remove(files: &[PathBuf]) {
     }
 }
 
-/// Decodes on this thread, encodes on another.
+/// Decodes on this thread; each table is encoded on a thread of its own,
+/// so the buffer data's compression runs beside the events'.
 fn run(
     scan: &mut Scan,
-    mut sinks: Vec<Sink>,
+    sinks: Vec<Sink>,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<ExportReport, Error> {
-    let (tx, rx) = sync_channel::<(usize, RecordBatch)>(4);
     std::thread::scope(|s| {
-        let encoder = s.spawn(move || -> Result<(), Error> {
-            for (table, batch) in rx {
-                sinks[table].write(&batch)?;
-            }
-            sinks.into_iter().try_for_each(Sink::close)
-        });
-        let decoded = decode(scan, &tx, progress);
-        drop(tx);
-        let encoded = encoder
-            .join()
-            .unwrap_or_else(|_| Err(Error::Encode("the encoder thread panicked".into())));
-        // A failed encoder closes the channel: its error is the cause.
-        let report = match (decoded, encoded) {
-            (_, Err(e)) => return Err(e),
-            (Err(e), Ok(())) => return Err(e),
-            (Ok(r), Ok(())) => r,
-        };
-        Ok(report)
+        let mut senders = Vec::new();
+        let mut encoders = Vec::new();
+        for mut sink in sinks {
+            let (tx, rx) = sync_channel::<RecordBatch>(2);
+            senders.push(tx);
+            encoders.push(s.spawn(move || -> Result<(), Error> {
+                for batch in rx {
+                    sink.write(&batch)?;
+                }
+                sink.close()
+            }));
+        }
+        let decoded = decode(scan, &senders, progress);
+        drop(senders);
+        // A failed encoder closes its channel: its error is the cause.
+        for encoder in encoders {
+            encoder
+                .join()
+                .unwrap_or_else(|_| Err(Error::Encode("an encoder thread panicked".into())))?;
+        }
+        decoded
     })
 }
 
 fn decode(
     scan: &mut Scan,
-    tx: &std::sync::mpsc::SyncSender<(usize, RecordBatch)>,
+    tx: &[SyncSender<RecordBatch>],
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<ExportReport, Error> {
     let clock = scan.reader().meta().clock;
@@ -694,19 +721,18 @@ fn decode(
                 report.events += 1;
                 report.captures += e.captures.len() as u64;
                 if events.rows >= BATCH_ROWS {
-                    tx.send((EVENTS, events.finish()?)).map_err(|_| closed())?;
+                    tx[EVENTS].send(events.finish()?).map_err(|_| closed())?;
                     progress(scan.reader().offset(), scan.reader().file_len());
                 }
                 if data.rows >= BATCH_ROWS || data.bytes >= BATCH_DATA_BYTES {
-                    tx.send((DATA, data.finish()?)).map_err(|_| closed())?;
+                    tx[DATA].send(data.finish()?).map_err(|_| closed())?;
                 }
             }
             r => {
                 if procs.append(r) {
                     report.processes += 1;
                     if procs.rows >= BATCH_ROWS {
-                        tx.send((PROCESSES, procs.finish()?))
-                            .map_err(|_| closed())?;
+                        tx[PROCESSES].send(procs.finish()?).map_err(|_| closed())?;
                     }
                 } else {
                     report.other_records += 1;
@@ -719,7 +745,7 @@ fn decode(
         (DATA, data.finish()?),
         (PROCESSES, procs.finish()?),
     ] {
-        tx.send((table, batch)).map_err(|_| closed())?;
+        tx[table].send(batch).map_err(|_| closed())?;
     }
     Ok(report)
 }

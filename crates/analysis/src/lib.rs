@@ -55,4 +55,4 @@ pub use histogram::Histogram;
 pub use paths::{PathName, PathTracker};
 pub use scan::{Item, Scan};
 pub use select::{select, SelectReport};
-pub use stats::{Bin, GroupBy, GroupReport, Report, SizeReport, Stats, TopSize};
+pub use stats::{stats, Bin, GroupBy, GroupReport, Report, SizeReport, Stats, TopSize};

@@ -21,7 +21,7 @@
 //! descriptor the tracker does not know is attributed to no path.
 
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use reanimator_catalogue as catalogue;
 use reanimator_fsstate::join;
@@ -31,7 +31,7 @@ use crate::calls;
 
 /// A path, shared between the descriptor table and the records it is
 /// attributed to.
-pub type PathName = Rc<[u8]>;
+pub type PathName = Arc<[u8]>;
 
 /// `AT_FDCWD` in a 32-bit descriptor argument.
 const AT_FDCWD: i32 = -100;
@@ -123,7 +123,7 @@ impl PathTracker {
         };
         if info.returns_fd {
             let target = match &path {
-                Some(p) => Some(Rc::clone(p)),
+                Some(p) => Some(Arc::clone(p)),
                 None if info.path.is_none() && info.fd.is_none() => {
                     Some(format!("<{}>", catalogue::name_of(e.nr)).as_bytes().into())
                 }
@@ -144,7 +144,7 @@ impl PathTracker {
                 let label: PathName = format!("<{}>", catalogue::name_of(e.nr)).as_bytes().into();
                 for half in [&d[0..4], &d[4..8]] {
                     let fd = i32::from_le_bytes(half.try_into().expect("4 bytes"));
-                    proc.fds.insert(fd, Rc::clone(&label));
+                    proc.fds.insert(fd, Arc::clone(&label));
                 }
             }
         }
@@ -153,7 +153,7 @@ impl PathTracker {
         }
         if info.chdir {
             if let Some(p) = &path {
-                proc.cwd = Some(Rc::clone(p));
+                proc.cwd = Some(Arc::clone(p));
             }
         }
         path

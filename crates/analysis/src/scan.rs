@@ -54,6 +54,15 @@ impl Scan {
         })
     }
 
+    /// Like [`Scan::open`] without paths or data, reading shard `index` of
+    /// `count` ([`Reader::set_shard`]): `count` scans on `count` threads
+    /// see every record once. Only for order-independent work.
+    pub fn open_shard(trace: &Path, filter: Filter, index: u64, count: u64) -> Result<Self, Error> {
+        let mut scan = Scan::open(trace, filter, false, false)?;
+        scan.reader.set_shard(index, count);
+        Ok(scan)
+    }
+
     /// The underlying reader (meta, progress, end summary).
     pub fn reader(&self) -> &Reader {
         &self.reader

@@ -16,16 +16,18 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::path::Path;
 use std::str::FromStr;
 
 use reanimator_catalogue as catalogue;
-use reanimator_trace::{Record, SyscallEvent};
+use reanimator_trace::{ReadOptions, Reader, Record, Role, SyscallEvent};
 use serde::Serialize;
 
 use crate::calls::{self, Io};
+use crate::filter::Filter;
 use crate::histogram::{Histogram, Summary};
 use crate::paths::PathName;
-use crate::scan::Item;
+use crate::scan::{Item, Scan};
 use crate::Error;
 
 /// How calls are grouped.
@@ -124,6 +126,37 @@ impl TopSizes {
     }
 }
 
+impl TopSizes {
+    /// Space-saving summaries merge: a size missing from a full summary
+    /// occurred at most its smallest count times, which bounds both its
+    /// count and the error added.
+    fn merge(&mut self, other: &TopSizes) {
+        let floor = |t: &TopSizes| {
+            if t.slots.len() == TOP_SLOTS {
+                t.slots.iter().map(|s| s.1).min().unwrap_or(0)
+            } else {
+                0
+            }
+        };
+        let (fa, fb) = (floor(self), floor(other));
+        let find = |t: &TopSizes, v: u64| t.slots.iter().find(|s| s.0 == v).copied();
+        let mut sizes: Vec<u64> = self.slots.iter().chain(&other.slots).map(|s| s.0).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        let mut all: Vec<(u64, u64, u64)> = sizes
+            .into_iter()
+            .map(|v| {
+                let (ca, ea) = find(self, v).map_or((fa, fa), |s| (s.1, s.2));
+                let (cb, eb) = find(other, v).map_or((fb, fb), |s| (s.1, s.2));
+                (v, ca + cb, ea + eb)
+            })
+            .collect();
+        all.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        all.truncate(TOP_SLOTS);
+        self.slots = all;
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 struct Sizes {
     hist: Histogram,
@@ -166,9 +199,10 @@ impl Group {
         }
     }
 
-    /// Adds `other`'s counts and distributions (not its top sizes: the
-    /// merged lists would lose their error bound).
-    fn merge(&mut self, other: &Group) {
+    /// Adds `other`'s counts and distributions, and its top sizes when
+    /// `tops` (the totals leave them out: a merge of every group's list
+    /// would mostly be error).
+    fn merge(&mut self, other: &Group, tops: bool) {
         self.calls += other.calls;
         self.errors += other.errors;
         self.unfinished += other.unfinished;
@@ -180,9 +214,11 @@ impl Group {
             (&mut self.write, &other.write),
         ] {
             if let Some(t) = theirs {
-                mine.get_or_insert_with(Default::default)
-                    .hist
-                    .merge(&t.hist);
+                let m = mine.get_or_insert_with(Default::default);
+                m.hist.merge(&t.hist);
+                if tops {
+                    m.top.merge(&t.top);
+                }
             }
         }
     }
@@ -229,7 +265,9 @@ pub struct Stats {
     by: GroupBy,
     index: HashMap<Key, usize, BuildHasherDefault<KeyHasher>>,
     groups: Vec<(Key, Group)>,
-    exes: HashMap<u32, Vec<u8>>,
+    /// Program names by process or thread id, with the sequence id that
+    /// named them (the latest wins when shards merge).
+    exes: HashMap<u32, (u64, Vec<u8>)>,
     first_ns: Option<u64>,
     last_ns: u64,
     records: u64,
@@ -280,6 +318,9 @@ impl Stats {
                     }
                 };
                 self.groups[i].1.add(e);
+                if matches!(self.by, GroupBy::Process | GroupBy::Thread) {
+                    self.note_exec(e);
+                }
             }
             Record::ProcessStart(p) => {
                 self.threads += 1;
@@ -288,10 +329,61 @@ impl Stats {
                 }
                 if matches!(self.by, GroupBy::Process | GroupBy::Thread) {
                     let name = p.exe.rsplit(|&b| b == b'/').next().unwrap_or(&p.exe);
-                    self.exes.insert(p.tid, name.to_vec());
+                    self.name(p.tid, p.seq, name.to_vec());
                 }
             }
             _ => {}
+        }
+    }
+
+    fn name(&mut self, id: u32, seq: u64, name: Vec<u8>) {
+        let e = self.exes.entry(id).or_insert((seq, Vec::new()));
+        if seq >= e.0 {
+            *e = (seq, name);
+        }
+    }
+
+    /// Adds the statistics of another part of the same trace (another
+    /// shard): the result is what one pass over both would give, except
+    /// that top sizes are merged summaries (still within their bounds).
+    pub fn merge(&mut self, other: Stats) {
+        for (key, g) in other.groups {
+            match self.index.get(&key) {
+                Some(&i) => self.groups[i].1.merge(&g, true),
+                None => {
+                    self.index.insert(key.clone(), self.groups.len());
+                    self.groups.push((key, g));
+                }
+            }
+        }
+        for (id, (seq, name)) in other.exes {
+            self.name(id, seq, name);
+        }
+        self.first_ns = match (self.first_ns, other.first_ns) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.last_ns = self.last_ns.max(other.last_ns);
+        self.records += other.records;
+        self.processes += other.processes;
+        self.threads += other.threads;
+    }
+
+    /// A successful `execve`/`execveat` renames its process and thread to
+    /// the program it started.
+    fn note_exec(&mut self, e: &SyscallEvent) {
+        let name = catalogue::name_of(e.nr);
+        if !(name == "execve" || name == "execveat") || e.exit.is_some_and(|x| x.is_error) {
+            return;
+        }
+        let program = calls::info(e.nr)
+            .path
+            .and_then(|i| e.capture(i, Role::Entry))
+            .and_then(|c| c.data.as_deref());
+        if let Some(p) = program {
+            let name = p.rsplit(|&b| b == b'/').next().unwrap_or(p).to_vec();
+            self.name(e.tgid, e.seq, name.clone());
+            self.name(e.tid, e.seq, name);
         }
     }
 
@@ -302,7 +394,7 @@ impl Stats {
             .groups
             .iter()
             .map(|(key, g)| {
-                totals.merge(g);
+                totals.merge(g, false);
                 let (name, id) = match key {
                     Key::Call(nr) => (catalogue::name_of(*nr).into_owned(), None),
                     Key::Process(p) | Key::Thread(p) => (p.to_string(), Some(*p)),
@@ -312,7 +404,7 @@ impl Stats {
                 let mut report = g.report(name, true);
                 report.exe = id
                     .and_then(|i| self.exes.get(&i))
-                    .map(|e| String::from_utf8_lossy(e).into_owned());
+                    .map(|(_, e)| String::from_utf8_lossy(e).into_owned());
                 report
             })
             .collect();
@@ -330,6 +422,70 @@ impl Stats {
             groups,
         }
     }
+}
+
+/// Reads `trace` once and returns its statistics grouped `by`, over the
+/// records `filter` keeps. Grouping by call, process or thread without a
+/// path filter splits the trace's records frames between `threads`
+/// readers whose statistics are merged (the histograms merge exactly);
+/// paths need the records in order and use one. `progress(done, total)`
+/// gets bytes of trace read.
+pub fn stats(
+    trace: &Path,
+    filter: Filter,
+    by: GroupBy,
+    threads: usize,
+    progress: &mut (dyn FnMut(u64, u64) + Send),
+) -> Result<Report, Error> {
+    // Paths are followed in record order; so is a time window without a
+    // clock anchor (its start is the first record, which only a reader of
+    // every frame knows).
+    let anchor = Reader::open(trace, ReadOptions { data: false })?
+        .meta()
+        .clock
+        .monotonic_ns;
+    let windowed = filter.from_ns.is_some() || filter.to_ns.is_some();
+    let ordered = by == GroupBy::Path || filter.path.is_some() || (anchor == 0 && windowed);
+    let threads = if ordered { 1 } else { threads.max(1) as u64 };
+    let progress = std::sync::Mutex::new(progress);
+    let shard = |index: u64| -> Result<Stats, Error> {
+        let mut scan = if threads == 1 {
+            Scan::open(trace, filter.clone(), by == GroupBy::Path, false)?
+        } else {
+            Scan::open_shard(trace, filter.clone(), index, threads)?
+        };
+        let mut stats = Stats::new(by);
+        let mut n = 0u64;
+        while let Some(item) = scan.next_item()? {
+            stats.add(&item);
+            n += 1;
+            if index == 0 && n.is_multiple_of(65_536) {
+                if let Ok(mut p) = progress.lock() {
+                    p(scan.reader().offset(), scan.reader().file_len());
+                }
+            }
+        }
+        Ok(stats)
+    };
+    let parts: Vec<Result<Stats, Error>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads).map(|i| s.spawn(move || shard(i))).collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::Encode("a stats thread panicked".into())))
+            })
+            .collect()
+    });
+    let mut total: Option<Stats> = None;
+    for part in parts {
+        let part = part?;
+        match &mut total {
+            Some(t) => t.merge(part),
+            None => total = Some(part),
+        }
+    }
+    Ok(total.unwrap_or_else(|| Stats::new(by)).report())
 }
 
 /// The result of `reanimator stats` (its `--json` form).
@@ -360,7 +516,8 @@ pub struct Report {
 pub struct GroupReport {
     /// The call name, process or thread id, or path.
     pub key: String,
-    /// For processes and threads: the executable's file name.
+    /// For processes and threads: the file name of the program it ran
+    /// last (its executable at start, or what it `execve`d).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exe: Option<String>,
     /// System call events.
@@ -463,6 +620,46 @@ mod tests {
         assert_eq!(r.totals.bytes_read + r.totals.bytes_written, 4096 + 13_800);
         assert_eq!(r.totals.latency_ns.max, Some(1099));
         assert_eq!(r.duration_ns, 1099);
+    }
+
+    #[test]
+    fn merged_shards_report_what_one_pass_does() {
+        let (mut whole, mut a, mut b) = (
+            Stats::new(GroupBy::Process),
+            Stats::new(GroupBy::Process),
+            Stats::new(GroupBy::Process),
+        );
+        for i in 0..5000u64 {
+            let it = item(
+                if i % 3 == 0 { 0 } else { 1 },
+                7 + (i % 4) as u32,
+                (i % 700) as i64,
+                i * 37 % 9000,
+            );
+            whole.add(&it);
+            if i % 2 == 0 { &mut a } else { &mut b }.add(&it);
+        }
+        a.merge(b);
+        let (x, y) = (whole.report(), a.report());
+        assert_eq!(
+            serde_json::to_value(&x.totals).unwrap(),
+            serde_json::to_value(&y.totals).unwrap()
+        );
+        for (g, h) in x.groups.iter().zip(&y.groups) {
+            assert_eq!(
+                (&g.key, g.calls, g.bytes_read),
+                (&h.key, h.calls, h.bytes_read)
+            );
+            assert_eq!(g.latency_ns, h.latency_ns);
+            let (gs, hs) = (
+                g.write_sizes.as_ref().unwrap(),
+                h.write_sizes.as_ref().unwrap(),
+            );
+            assert_eq!(gs.summary, hs.summary);
+            for t in &hs.top {
+                assert!(t.count >= t.error, "{t:?}");
+            }
+        }
     }
 
     #[test]

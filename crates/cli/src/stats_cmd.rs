@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use reanimator_analysis::{GroupBy, GroupReport, Report, Scan, SizeReport, Stats};
+use reanimator_analysis::{stats, GroupBy, GroupReport, Report, SizeReport};
 
 use crate::progress::Progress;
 use crate::select_cmd::FilterArgs;
@@ -52,31 +52,17 @@ pub fn run(args: &StatsArgs) -> Result<ExitCode> {
         By::Thread => GroupBy::Thread,
         By::Path => GroupBy::Path,
     };
-    let mut scan = Scan::open(
+    let bar = Progress::bytes("reading");
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let report = stats(
         &args.trace,
         args.filter.filter()?,
-        by == GroupBy::Path,
-        false,
-    )?;
-    let mut stats = Stats::new(by);
-    let bar = Progress::bytes("reading");
-    let mut n = 0u64;
-    let result = loop {
-        match scan.next_item() {
-            Ok(Some(item)) => {
-                stats.add(&item);
-                n += 1;
-                if n.is_multiple_of(65_536) {
-                    bar.update(scan.reader().offset(), scan.reader().file_len());
-                }
-            }
-            Ok(None) => break Ok(()),
-            Err(e) => break Err(e),
-        }
-    };
+        by,
+        threads,
+        &mut |d, t| bar.update(d, t),
+    );
     bar.finish();
-    result?;
-    let report = stats.report();
+    let report = report?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     if args.json {
