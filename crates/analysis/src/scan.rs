@@ -25,6 +25,7 @@ pub struct Scan {
     filter: Filter,
     tracker: Option<PathTracker>,
     start_ns: Option<u64>,
+    keep_all: bool,
 }
 
 impl Scan {
@@ -48,6 +49,7 @@ impl Scan {
         let anchor = reader.meta().clock.monotonic_ns;
         Ok(Scan {
             reader,
+            keep_all: filter.is_empty(),
             filter,
             tracker: paths.then(PathTracker::new),
             start_ns: (anchor != 0).then_some(anchor),
@@ -81,6 +83,9 @@ impl Scan {
             };
             let path = self.tracker.as_mut().and_then(|t| t.observe(&record));
             let start = *self.start_ns.get_or_insert(record.time_ns());
+            if self.keep_all {
+                return Ok(Some(Item { record, path }));
+            }
             let rel = record.time_ns().saturating_sub(start);
             if self.filter.keeps(&record, path.as_deref(), rel) {
                 return Ok(Some(Item { record, path }));

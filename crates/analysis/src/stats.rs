@@ -264,6 +264,9 @@ impl Group {
 pub struct Stats {
     by: GroupBy,
     index: HashMap<Key, usize, BuildHasherDefault<KeyHasher>>,
+    /// Grouping by call: group index + 1 by syscall number (0 = not
+    /// seen yet), a cache in front of `index` for the per-event lookup.
+    by_nr: Vec<u32>,
     groups: Vec<(Key, Group)>,
     /// Program names by process or thread id, with the sequence id that
     /// named them (the latest wins when shards merge).
@@ -281,6 +284,7 @@ impl Stats {
         Stats {
             by,
             index: HashMap::default(),
+            by_nr: vec![0; 1024],
             groups: Vec::new(),
             exes: HashMap::new(),
             first_ns: None,
@@ -303,19 +307,33 @@ impl Stats {
                 if let Some(x) = e.exit {
                     self.last_ns = self.last_ns.max(x.exit_ns);
                 }
-                let key = match self.by {
-                    GroupBy::Call => Key::Call(e.nr),
-                    GroupBy::Process => Key::Process(e.tgid),
-                    GroupBy::Thread => Key::Thread(e.tid),
-                    GroupBy::Path => Key::Path(item.path.clone()),
+                let cached = match self.by {
+                    GroupBy::Call => self.by_nr.get(e.nr as usize).copied().unwrap_or(0),
+                    _ => 0,
                 };
-                let i = match self.index.get(&key) {
-                    Some(&i) => i,
-                    None => {
-                        self.groups.push((key.clone(), Group::default()));
-                        self.index.insert(key, self.groups.len() - 1);
-                        self.groups.len() - 1
+                let i = if cached != 0 {
+                    cached as usize - 1
+                } else {
+                    let key = match self.by {
+                        GroupBy::Call => Key::Call(e.nr),
+                        GroupBy::Process => Key::Process(e.tgid),
+                        GroupBy::Thread => Key::Thread(e.tid),
+                        GroupBy::Path => Key::Path(item.path.clone()),
+                    };
+                    let i = match self.index.get(&key) {
+                        Some(&i) => i,
+                        None => {
+                            self.groups.push((key.clone(), Group::default()));
+                            self.index.insert(key, self.groups.len() - 1);
+                            self.groups.len() - 1
+                        }
+                    };
+                    if let (GroupBy::Call, Some(slot)) =
+                        (self.by, self.by_nr.get_mut(e.nr as usize))
+                    {
+                        *slot = i as u32 + 1;
                     }
+                    i
                 };
                 self.groups[i].1.add(e);
                 if matches!(self.by, GroupBy::Process | GroupBy::Thread) {
