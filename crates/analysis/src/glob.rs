@@ -28,7 +28,6 @@ enum Token {
 /// A compiled path pattern.
 #[derive(Debug, Clone)]
 pub struct Glob {
-    source: String,
     tokens: Vec<Token>,
     name_only: bool,
 }
@@ -91,15 +90,9 @@ impl Glob {
             i += 1;
         }
         Ok(Glob {
-            source: pattern.to_string(),
             tokens,
             name_only: !p.contains(&b'/'),
         })
-    }
-
-    /// The pattern as given.
-    pub fn as_str(&self) -> &str {
-        &self.source
     }
 
     /// True when `path` matches.

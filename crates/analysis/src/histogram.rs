@@ -167,16 +167,6 @@ impl Histogram {
         self.sum += sum;
     }
 
-    /// Number of values.
-    pub fn count(&self) -> u64 {
-        self.count
-    }
-
-    /// Sum of the values (exact).
-    pub fn sum(&self) -> u128 {
-        self.sum
-    }
-
     /// Smallest value (exact), or `None` when empty.
     pub fn min(&self) -> Option<u64> {
         (self.count > 0).then_some(self.min)

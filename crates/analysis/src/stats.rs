@@ -17,7 +17,6 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
-use std::str::FromStr;
 
 use reanimator_catalogue as catalogue;
 use reanimator_trace::{ReadOptions, Reader, Record, Role, SyscallEvent};
@@ -42,23 +41,6 @@ pub enum GroupBy {
     Thread,
     /// By the path a call is about (see [`crate::PathTracker`]).
     Path,
-}
-
-impl FromStr for GroupBy {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self, Error> {
-        Ok(match s {
-            "call" => GroupBy::Call,
-            "process" => GroupBy::Process,
-            "thread" => GroupBy::Thread,
-            "path" => GroupBy::Path,
-            _ => {
-                return Err(Error::Usage(format!(
-                    "cannot group by {s:?}: call, process, thread or path"
-                )))
-            }
-        })
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

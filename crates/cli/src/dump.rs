@@ -2,7 +2,7 @@
 //! programs, optionally only the records a filter keeps (the same filter
 //! as `select`).
 
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -10,6 +10,7 @@ use anyhow::Result;
 use reanimator_analysis::Scan;
 use reanimator_text::{Renderer, TextOptions};
 
+use crate::progress::Progress;
 use crate::select_cmd::FilterArgs;
 
 /// Arguments of `reanimator dump`.
@@ -47,10 +48,18 @@ pub fn run(args: &DumpArgs) -> Result<ExitCode> {
         scan.reader().meta().clock,
     );
     let stdout = std::io::stdout();
+    // A bar only when the lines go elsewhere (a file, a pipe): on the
+    // terminal it would tear through them.
+    let bar = (!stdout.is_terminal()).then(|| Progress::bytes("dumping"));
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
-    loop {
+    let mut n = 0u64;
+    let result = loop {
         match scan.next_item() {
             Ok(Some(item)) => {
+                n += 1;
+                if let Some(b) = bar.as_ref().filter(|_| n.is_multiple_of(16_384)) {
+                    b.update(scan.reader().offset(), scan.reader().file_len());
+                }
                 let r = item.record;
                 if args.json {
                     serde_json::to_writer(&mut out, &renderer.json(&r))?;
@@ -59,13 +68,14 @@ pub fn run(args: &DumpArgs) -> Result<ExitCode> {
                     writeln!(out, "{}", renderer.text(&r))?;
                 }
             }
-            Ok(None) => break,
-            Err(e) => {
-                out.flush()?;
-                return Err(e.into());
-            }
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(e),
         }
+    };
+    if let Some(b) = &bar {
+        b.finish();
     }
     out.flush()?;
+    result?;
     Ok(ExitCode::SUCCESS)
 }
