@@ -211,18 +211,20 @@ fn print_text(
 
 fn print_sizes(out: &mut impl Write, key: &str, dir: &str, s: &SizeReport) -> std::io::Result<()> {
     let n = s.summary.count.max(1) as f64;
+    // A listed count may overstate by `error`: show what is certain.
     let common: Vec<String> = s
         .top
         .iter()
-        .filter(|t| t.count as f64 / n >= 0.01)
+        .map(|t| (t.size, t.count - t.error, t.error > 0))
+        .filter(|&(_, sure, _)| sure as f64 / n >= 0.01)
         .take(4)
-        .map(|t| {
-            let approx = if t.error > 0 { "≤" } else { "" };
+        .map(|(size, sure, approx)| {
             format!(
-                "{} ×{approx}{} ({:.1}%)",
-                bytes(t.size),
-                t.count,
-                t.count as f64 * 100.0 / n
+                "{} ×{}{sure} ({}{:.1}%)",
+                bytes(size),
+                if approx { "≥" } else { "" },
+                if approx { "≥" } else { "" },
+                sure as f64 * 100.0 / n
             )
         })
         .collect();
