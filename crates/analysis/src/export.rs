@@ -636,10 +636,19 @@ pub fn export(
             return Err(Error::Exists(f.clone()));
         }
     }
+    let created = !dir.exists();
     std::fs::create_dir_all(dir).map_err(|source| Error::Io {
         path: dir.to_path_buf(),
         source,
     })?;
+    // On failure: the partial files go, and the directory if this call
+    // made it.
+    let clean_up = |files: &[PathBuf]| {
+        remove(files);
+        if created {
+            let _ = std::fs::remove_dir(dir);
+        }
+    };
     let tool = format!("reanimator {}", env!("CARGO_PKG_VERSION"));
     let schemas = [events_schema(), data_schema(), processes_schema()];
     let mut sinks = Vec::new();
@@ -647,7 +656,7 @@ pub fn export(
         match Sink::create(f, format, s, &tool) {
             Ok(sink) => sinks.push(sink),
             Err(e) => {
-                remove(&files);
+                clean_up(&files);
                 return Err(e);
             }
         }
@@ -659,7 +668,7 @@ pub fn export(
             Ok(report)
         }
         Err(e) => {
-            remove(&files);
+            clean_up(&files);
             Err(e)
         }
     }
