@@ -1,13 +1,17 @@
 //! `reanimator dump`: a trace as text for people or JSON lines for
-//! programs.
+//! programs, optionally only the records a filter keeps (the same filter
+//! as `select`).
 
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
+use reanimator_analysis::Scan;
 use reanimator_text::{Renderer, TextOptions};
-use reanimator_trace::{ReadOptions, Reader};
+
+use crate::progress::Progress;
+use crate::select_cmd::FilterArgs;
 
 /// Arguments of `reanimator dump`.
 #[derive(clap::Args, Debug)]
@@ -26,30 +30,37 @@ pub struct DumpArgs {
     )]
     pub string_limit: usize,
     /// Do not load buffer contents (faster; lengths are still shown).
+    /// `--path` loads them anyway: long paths are stored with the buffers.
     #[arg(long)]
     pub no_data: bool,
+    #[command(flatten)]
+    pub filter: FilterArgs,
 }
 
-/// Prints every record; a damaged or unfinished trace prints what it
+/// Prints every kept record; a damaged or unfinished trace prints what it
 /// holds, then the error, and fails.
 pub fn run(args: &DumpArgs) -> Result<ExitCode> {
-    let mut reader = Reader::open(
-        &args.trace,
-        ReadOptions {
-            data: !args.no_data,
-        },
-    )?;
+    let mut scan = Scan::open(&args.trace, args.filter.filter()?, false, !args.no_data)?;
     let renderer = Renderer::new(
         TextOptions {
             max_string: args.string_limit,
         },
-        reader.meta().clock,
+        scan.reader().meta().clock,
     );
     let stdout = std::io::stdout();
+    // A bar only when the lines go elsewhere (a file, a pipe): on the
+    // terminal it would tear through them.
+    let bar = (!stdout.is_terminal()).then(|| Progress::bytes("dumping"));
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
-    loop {
-        match reader.next_record() {
-            Ok(Some(r)) => {
+    let mut n = 0u64;
+    let result = loop {
+        match scan.next_item() {
+            Ok(Some(item)) => {
+                n += 1;
+                if let Some(b) = bar.as_ref().filter(|_| n.is_multiple_of(16_384)) {
+                    b.update(scan.reader().offset(), scan.reader().file_len());
+                }
+                let r = item.record;
                 if args.json {
                     serde_json::to_writer(&mut out, &renderer.json(&r))?;
                     out.write_all(b"\n")?;
@@ -57,13 +68,14 @@ pub fn run(args: &DumpArgs) -> Result<ExitCode> {
                     writeln!(out, "{}", renderer.text(&r))?;
                 }
             }
-            Ok(None) => break,
-            Err(e) => {
-                out.flush()?;
-                return Err(e.into());
-            }
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(e),
         }
+    };
+    if let Some(b) = &bar {
+        b.finish();
     }
     out.flush()?;
+    result?;
     Ok(ExitCode::SUCCESS)
 }

@@ -4,10 +4,13 @@
 
 mod catalogue_cmd;
 mod dump;
+mod export_cmd;
 mod progress;
 mod record_cmd;
 mod recover_cmd;
 mod replay_cmd;
+mod select_cmd;
+mod stats_cmd;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -18,9 +21,10 @@ use clap::{Parser, Subcommand};
 ///
 /// A trace holds every system call of a program with every byte of data it
 /// passed to the kernel. Make one with `record`; replay it, verified, with
-/// `replay`; inspect it with `dump`; salvage one whose recorder was killed
-/// with `recover`; see what
-/// reanimator knows about each call with `catalogue`.
+/// `replay`; inspect it with `dump`; summarise it with `stats`; cut a subset
+/// with `select`; hand it to DuckDB, pandas or Spark with `export`; salvage
+/// one whose recorder was killed with `recover`; see what reanimator knows
+/// about each call with `catalogue`.
 #[derive(Parser, Debug)]
 #[command(name = "reanimator", version, about, long_about, max_term_width = 100)]
 struct Cli {
@@ -38,6 +42,14 @@ enum Command {
     Replay(replay_cmd::ReplayArgs),
     /// Print a trace, one line per record (strace-like), or as JSON lines.
     Dump(dump::DumpArgs),
+    /// Per call, process, thread or path: counts, errors, bytes, latency
+    /// quantiles and transfer-size histograms.
+    Stats(stats_cmd::StatsArgs),
+    /// Write a new trace holding only some processes, calls, paths or a
+    /// time window.
+    Select(select_cmd::SelectArgs),
+    /// Write a trace as Parquet or CSV tables (events, data, processes).
+    Export(export_cmd::ExportArgs),
     /// Salvage a trace whose recorder was killed or whose file is damaged.
     Recover(recover_cmd::RecoverArgs),
     /// List the system calls reanimator knows: number, parameters, replay
@@ -51,6 +63,9 @@ fn main() -> ExitCode {
         Command::Record(a) => record_cmd::run(&a),
         Command::Replay(a) => replay_cmd::run(&a),
         Command::Dump(a) => dump::run(&a),
+        Command::Stats(a) => stats_cmd::run(&a),
+        Command::Select(a) => select_cmd::run(&a),
+        Command::Export(a) => export_cmd::run(&a),
         Command::Recover(a) => recover_cmd::run(&a),
         Command::Catalogue(a) => catalogue_cmd::run(&a),
     };

@@ -273,6 +273,13 @@ pub struct Reader {
     end: Option<EndSummary>,
     counts: ReadCounts,
     done: bool,
+    check_skipped: bool,
+    /// (index, count): return only records frames whose ordinal among
+    /// records frames is `index` modulo `count`.
+    shard: Option<(u64, u64)>,
+    records_frames: u64,
+    /// Records in frames left to other shards (for the end check).
+    records_elsewhere: u64,
 }
 
 impl Reader {
@@ -309,7 +316,30 @@ impl Reader {
             end: None,
             counts: ReadCounts::default(),
             done: false,
+            check_skipped: false,
+            shard: None,
+            records_frames: 0,
+            records_elsewhere: 0,
         })
+    }
+
+    /// Returns only the records of every `count`-th records frame, starting
+    /// with the `index`-th: `count` readers of one file, one per thread,
+    /// together return every record exactly once, each in file order within
+    /// its frames. For work that does not depend on order across frames
+    /// (mergeable statistics). Every shard still checks the frame sequence
+    /// and the end record; shard 0 alone checksums skipped blob frames.
+    /// Call before reading. `count` 0 or 1 reads everything.
+    pub fn set_shard(&mut self, index: u64, count: u64) {
+        self.shard = (count > 1).then_some((index % count, count));
+    }
+
+    /// Without data, still read every blob frame and check its checksum
+    /// (without decompressing it), so damage anywhere in the file is
+    /// reported. Costs reading the whole file; analysis commands use it so
+    /// that every command rejects a corrupt trace.
+    pub fn check_skipped_frames(&mut self, on: bool) {
+        self.check_skipped = on;
     }
 
     /// The trace's self-description.
@@ -406,6 +436,13 @@ impl Reader {
             self.counts.frames += 1;
             match h.kind {
                 FrameKind::Records => {
+                    let ordinal = self.records_frames;
+                    self.records_frames += 1;
+                    if self.shard.is_some_and(|(i, n)| ordinal % n != i) {
+                        self.src.skip(&h)?;
+                        self.records_elsewhere += u64::from(h.count);
+                        continue;
+                    }
                     self.src.unpack(&h, &mut self.records)?;
                     self.pos = 0;
                     self.delta = Delta::default();
@@ -419,6 +456,8 @@ impl Reader {
                         let f = BlobFrame::parse(raw, h.count)
                             .map_err(|e| e.at(offset, Some(h.number)))?;
                         self.blobs.insert(h.number, f);
+                    } else if self.check_skipped && self.shard.is_none_or(|(i, _)| i == 0) {
+                        self.src.payload(&h)?;
                     } else {
                         self.src.skip(&h)?;
                     }
@@ -429,7 +468,8 @@ impl Reader {
                     let end: EndSummary = serde_json::from_slice(&raw).map_err(|e| {
                         Error::corrupt(format!("end frame: {e}")).at(offset, Some(h.number))
                     })?;
-                    let read = self.counts.records + self.counts.skipped_unknown;
+                    let read =
+                        self.counts.records + self.counts.skipped_unknown + self.records_elsewhere;
                     if end.records != read {
                         return Err(Error::corrupt(format!(
                             "end record counts {} records, the file holds {read}",

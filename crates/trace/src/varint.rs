@@ -47,8 +47,43 @@ impl<'a> Cursor<'a> {
         Some(b)
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn get(&mut self) -> Option<u64> {
+        // One-byte values (most deltas, ids, flags, lengths) stay inline;
+        // the loop is out of line so every call site stays small.
+        if let Some(&b) = self.buf.get(self.pos) {
+            if b < 0x80 {
+                self.pos += 1;
+                return Some(u64::from(b));
+            }
+        }
+        self.get_long()
+    }
+
+    #[inline(never)]
+    fn get_long(&mut self) -> Option<u64> {
+        // With 8 bytes at hand, a value of up to 8 bytes (56 bits: every
+        // time, id and address in practice) is decoded without a loop:
+        // find the first byte without the high bit, keep the bytes up to
+        // it, and squeeze out the continuation bits.
+        if let Some(word) = self.buf.get(self.pos..self.pos + 8) {
+            let w = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+            let stops = !w & 0x8080_8080_8080_8080;
+            if stops != 0 {
+                let len = stops.trailing_zeros() / 8 + 1;
+                let keep = if len == 8 {
+                    u64::MAX
+                } else {
+                    (1u64 << (8 * len)) - 1
+                };
+                let x = w & keep & 0x7f7f_7f7f_7f7f_7f7f;
+                let x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
+                let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
+                let x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4);
+                self.pos += len as usize;
+                return Some(x);
+            }
+        }
         let mut v: u64 = 0;
         let mut shift = 0u32;
         loop {
@@ -128,6 +163,24 @@ mod tests {
         }
         assert!(c.is_empty());
         assert_eq!(c.get(), None);
+    }
+
+    #[test]
+    fn every_length_decodes_with_and_without_slack() {
+        for bits in 0..64 {
+            for v in [1u64 << bits, (1u64 << bits) - 1, (1u64 << bits) | 0x55] {
+                let mut buf = Vec::new();
+                put(&mut buf, v);
+                let n = buf.len();
+                // Alone (the loop), then followed by other bytes (the
+                // 8-byte word path).
+                let mut c = Cursor::new(&buf);
+                assert_eq!((c.get(), c.pos), (Some(v), n), "{v:#x} alone");
+                buf.extend_from_slice(&[0xff; 9]);
+                let mut c = Cursor::new(&buf);
+                assert_eq!((c.get(), c.pos), (Some(v), n), "{v:#x} with slack");
+            }
+        }
     }
 
     #[test]

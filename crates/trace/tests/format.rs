@@ -768,3 +768,26 @@ fn blob_compression_can_be_switched_off_and_on_mid_trace() {
         .collect();
     assert_eq!(codecs.len(), 2, "raw and zstd blob frames: {codecs:?}");
 }
+
+#[test]
+fn shards_together_return_every_record_once() {
+    let (_d, path) = temp();
+    let records = sample_records(2000, 9);
+    write_trace(&path, &records, small_frames());
+    for count in [1u64, 2, 3] {
+        let mut got = Vec::new();
+        for index in 0..count {
+            let mut r = Reader::open(&path, ReadOptions { data: true }).unwrap();
+            r.set_shard(index, count);
+            r.check_skipped_frames(true);
+            while let Some(rec) = r.next_record().unwrap() {
+                got.push(rec);
+            }
+            assert!(r.end().is_some(), "shard {index}/{count} checks the end");
+        }
+        got.sort_by_key(|r| (r.seq(), r.time_ns()));
+        let mut want = records.clone();
+        want.sort_by_key(|r| (r.seq(), r.time_ns()));
+        assert_eq!(got, want, "{count} shards");
+    }
+}

@@ -1,0 +1,276 @@
+//! Which file each system call is about: the path it names, or the path
+//! its descriptor was opened with.
+//!
+//! A [`PathTracker`] follows, per process, the working directory and a
+//! table from descriptor to path, fed by every record in trace order:
+//!
+//! - process starts give the working directory and the descriptors open
+//!   when the recorder began following the process (their `/proc` link
+//!   text: a path, `pipe:[N]`, `socket:[N]`); a process that starts with
+//!   none inherits its parent's table;
+//! - a successful call that returns a descriptor maps it to the call's
+//!   path (`open`, `openat`, `creat`, joined with the working directory or
+//!   the directory descriptor), to its descriptor argument's path (`dup*`,
+//!   `accept*`), or to `<name>` for descriptors with no path (`<socket>`,
+//!   `<eventfd2>`); `pipe`/`socketpair` map both new descriptors;
+//! - `close` forgets a descriptor; `chdir`/`fchdir` move the working
+//!   directory.
+//!
+//! Not followed: descriptors closed by `execve` (close-on-exec) or
+//! `close_range`, `fcntl(F_DUPFD)`, descriptors passed over sockets. A
+//! descriptor the tracker does not know is attributed to no path.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use reanimator_catalogue as catalogue;
+use reanimator_fsstate::join;
+use reanimator_trace::{ExitStatus, ProcessStart, Record, Role, SyscallEvent};
+
+use crate::calls;
+
+/// A path, shared between the descriptor table and the records it is
+/// attributed to.
+pub type PathName = Arc<[u8]>;
+
+/// `AT_FDCWD` in a 32-bit descriptor argument.
+const AT_FDCWD: i32 = -100;
+
+#[derive(Debug, Default, Clone)]
+struct Process {
+    cwd: Option<PathName>,
+    fds: HashMap<i32, PathName>,
+}
+
+/// Follows descriptors and working directories to attribute calls to
+/// paths; see the module documentation.
+#[derive(Debug, Default)]
+pub struct PathTracker {
+    procs: HashMap<u32, Process>,
+}
+
+impl PathTracker {
+    /// A tracker that knows no process yet.
+    pub fn new() -> Self {
+        PathTracker::default()
+    }
+
+    /// Takes in the next record of the trace and returns the path a system
+    /// call is about (`None` for other records and for calls with no path
+    /// or an unknown descriptor). Buffer data must have been loaded for
+    /// paths longer than 64 bytes (`ReadOptions { data: true }`).
+    pub fn observe(&mut self, r: &Record) -> Option<PathName> {
+        match r {
+            Record::Syscall(e) => self.syscall(e),
+            Record::ProcessStart(p) => {
+                self.start(p);
+                None
+            }
+            Record::ProcessExit(p) => {
+                let ended = matches!(p.status, ExitStatus::Exited(_) | ExitStatus::Killed { .. });
+                if ended && p.tid == p.tgid {
+                    self.procs.remove(&p.tgid);
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+
+    fn start(&mut self, p: &ProcessStart) {
+        if p.tid != p.tgid && self.procs.contains_key(&p.tgid) {
+            return; // a new thread shares its process's table
+        }
+        let mut proc = Process {
+            cwd: (!p.cwd.is_empty()).then(|| p.cwd.as_slice().into()),
+            fds: HashMap::new(),
+        };
+        if p.fds.is_empty() {
+            if let Some(parent) = self.procs.get(&p.ppid) {
+                proc.fds = parent.fds.clone();
+            }
+        } else {
+            for f in &p.fds {
+                proc.fds.insert(f.fd, f.target.as_slice().into());
+            }
+        }
+        self.procs.insert(p.tgid, proc);
+    }
+
+    fn syscall(&mut self, e: &SyscallEvent) -> Option<PathName> {
+        let info = calls::info(e.nr);
+        let proc = self.procs.entry(e.tgid).or_default();
+        let arg_fd = |i: u8| e.args[i as usize] as i32;
+        let path: Option<PathName> = if let Some(i) = info.path {
+            e.capture(i, Role::Entry)
+                .and_then(|c| c.data.as_deref())
+                .map(|rel| {
+                    let base = match info.dirfd.map(arg_fd) {
+                        Some(fd) if fd != AT_FDCWD => proc.fds.get(&fd),
+                        _ => proc.cwd.as_ref(),
+                    };
+                    match base {
+                        Some(base) => join(base, rel).into(),
+                        None if rel.first() == Some(&b'/') => join(b"/", rel).into(),
+                        None => rel.into(),
+                    }
+                })
+        } else {
+            info.fd.and_then(|i| proc.fds.get(&arg_fd(i)).cloned())
+        };
+        let Some(x) = e.exit.filter(|x| !x.is_error) else {
+            return path;
+        };
+        if info.returns_fd {
+            let target = match &path {
+                Some(p) => Some(Arc::clone(p)),
+                None if info.path.is_none() && info.fd.is_none() => {
+                    Some(format!("<{}>", catalogue::name_of(e.nr)).as_bytes().into())
+                }
+                None => None,
+            };
+            let fd = x.ret as i32;
+            match target {
+                Some(t) => proc.fds.insert(fd, t),
+                None => proc.fds.remove(&fd),
+            };
+        }
+        if let Some(i) = info.fd_pair {
+            let pair = e
+                .capture(i, Role::Exit)
+                .and_then(|c| c.data.as_deref())
+                .filter(|d| d.len() >= 8);
+            if let Some(d) = pair {
+                let label: PathName = format!("<{}>", catalogue::name_of(e.nr)).as_bytes().into();
+                for half in [&d[0..4], &d[4..8]] {
+                    let fd = i32::from_le_bytes(half.try_into().expect("4 bytes"));
+                    proc.fds.insert(fd, Arc::clone(&label));
+                }
+            }
+        }
+        if info.closes {
+            proc.fds.remove(&arg_fd(0));
+        }
+        if info.chdir {
+            if let Some(p) = &path {
+                proc.cwd = Some(Arc::clone(p));
+            }
+        }
+        path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reanimator_trace::{Capture, CaptureStatus, FdInfo, SyscallExit};
+
+    fn call(nr: u32, args: [u64; 6], ret: i64, caps: Vec<Capture>) -> Record {
+        Record::Syscall(SyscallEvent {
+            seq: 0,
+            tgid: 10,
+            tid: 10,
+            nr,
+            enter_ns: 0,
+            args,
+            exit: Some(SyscallExit {
+                exit_ns: 1,
+                ret,
+                is_error: ret < 0,
+            }),
+            captures: caps,
+        })
+    }
+
+    fn cap(arg: u8, role: Role, d: &[u8]) -> Capture {
+        Capture {
+            arg,
+            role,
+            elem: 0,
+            status: CaptureStatus::Complete,
+            len: d.len() as u64,
+            captured: d.len() as u64,
+            data: Some(d.to_vec()),
+        }
+    }
+
+    fn nr(name: &str) -> u32 {
+        catalogue::by_name(name).unwrap().nr
+    }
+
+    fn seen(t: &mut PathTracker, r: Record) -> Option<String> {
+        t.observe(&r)
+            .map(|p| String::from_utf8_lossy(&p).into_owned())
+    }
+
+    #[test]
+    fn descriptors_carry_the_path_they_were_opened_with() {
+        let mut t = PathTracker::new();
+        t.observe(&Record::ProcessStart(ProcessStart {
+            tgid: 10,
+            tid: 10,
+            cwd: b"/work".to_vec(),
+            fds: vec![FdInfo {
+                fd: 1,
+                target: b"/dev/pts/0".to_vec(),
+                ..FdInfo::default()
+            }],
+            ..ProcessStart::default()
+        }));
+        let at = (-100i64) as u64;
+        let open = call(
+            nr("openat"),
+            [at, 0, 0, 0, 0, 0],
+            3,
+            vec![cap(1, Role::Entry, b"db/x.log")],
+        );
+        assert_eq!(seen(&mut t, open).as_deref(), Some("/work/db/x.log"));
+        let write = call(nr("write"), [3, 0, 5, 0, 0, 0], 5, vec![]);
+        assert_eq!(seen(&mut t, write).as_deref(), Some("/work/db/x.log"));
+        let dup = call(nr("dup2"), [3, 7, 0, 0, 0, 0], 7, vec![]);
+        assert_eq!(seen(&mut t, dup).as_deref(), Some("/work/db/x.log"));
+        let rel = call(
+            nr("openat"),
+            [7, 0, 0, 0, 0, 0],
+            8,
+            vec![cap(1, Role::Entry, b"y")],
+        );
+        assert_eq!(seen(&mut t, rel).as_deref(), Some("/work/db/x.log/y"));
+        assert_eq!(
+            seen(&mut t, call(nr("write"), [1, 0, 1, 0, 0, 0], 1, vec![])).as_deref(),
+            Some("/dev/pts/0")
+        );
+        let close = call(nr("close"), [3, 0, 0, 0, 0, 0], 0, vec![]);
+        assert_eq!(seen(&mut t, close).as_deref(), Some("/work/db/x.log"));
+        assert_eq!(
+            seen(&mut t, call(nr("write"), [3, 0, 1, 0, 0, 0], 1, vec![])),
+            None
+        );
+        let sock = call(nr("socket"), [1, 1, 0, 0, 0, 0], 3, vec![]);
+        assert_eq!(seen(&mut t, sock), None);
+        assert_eq!(
+            seen(&mut t, call(nr("write"), [3, 0, 1, 0, 0, 0], 1, vec![])).as_deref(),
+            Some("<socket>")
+        );
+        let mut pair = 4i32.to_le_bytes().to_vec();
+        pair.extend(5i32.to_le_bytes());
+        t.observe(&call(
+            nr("pipe2"),
+            [0; 6],
+            0,
+            vec![cap(0, Role::Exit, &pair)],
+        ));
+        assert_eq!(
+            seen(&mut t, call(nr("read"), [5, 0, 1, 0, 0, 0], 1, vec![])).as_deref(),
+            Some("<pipe2>")
+        );
+        t.observe(&call(
+            nr("chdir"),
+            [0; 6],
+            0,
+            vec![cap(0, Role::Entry, b"/tmp/./a")],
+        ));
+        let stat = call(nr("stat"), [0; 6], 0, vec![cap(0, Role::Entry, b"b")]);
+        assert_eq!(seen(&mut t, stat).as_deref(), Some("/tmp/a/b"));
+    }
+}

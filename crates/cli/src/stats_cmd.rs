@@ -1,0 +1,280 @@
+//! `reanimator stats`: what a trace says at a glance — calls, errors,
+//! bytes, latency quantiles and transfer-size histograms per call,
+//! process, thread or path — as a table, or as JSON for programs.
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use reanimator_analysis::{stats, GroupBy, GroupReport, Report, SizeReport};
+
+use crate::progress::Progress;
+use crate::select_cmd::FilterArgs;
+
+/// How `stats` groups calls.
+#[derive(clap::ValueEnum, Debug, Clone, Copy)]
+pub enum By {
+    /// Per system call.
+    Call,
+    /// Per process id.
+    Process,
+    /// Per thread id.
+    Thread,
+    /// Per path named by the call or behind its descriptor.
+    Path,
+}
+
+/// Arguments of `reanimator stats`.
+#[derive(clap::Args, Debug)]
+pub struct StatsArgs {
+    /// The trace file.
+    pub trace: PathBuf,
+    /// Group calls by system call, process, thread or path.
+    #[arg(long, value_enum, default_value_t = By::Call)]
+    pub by: By,
+    /// Print one JSON object with every figure (all groups, full
+    /// histograms).
+    #[arg(long)]
+    pub json: bool,
+    /// Show the size histograms of at most this many groups (text only).
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub histograms: usize,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+}
+
+/// Reads the trace once and prints the report.
+pub fn run(args: &StatsArgs) -> Result<ExitCode> {
+    let by = match args.by {
+        By::Call => GroupBy::Call,
+        By::Process => GroupBy::Process,
+        By::Thread => GroupBy::Thread,
+        By::Path => GroupBy::Path,
+    };
+    let bar = Progress::bytes("reading");
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let report = stats(
+        &args.trace,
+        args.filter.filter()?,
+        by,
+        threads,
+        &mut |d, t| bar.update(d, t),
+    );
+    bar.finish();
+    let report = report?;
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        print_text(&mut out, &args.trace, &report, args.histograms)?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `1.2µs`, `35ms`, `2.50s`.
+fn ns(v: Option<u64>) -> String {
+    let Some(v) = v else { return "-".into() };
+    let f = v as f64;
+    match v {
+        0..1_000 => format!("{v}ns"),
+        1_000..1_000_000 => format!("{:.1}µs", f / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1}ms", f / 1e6),
+        _ => format!("{:.2}s", f / 1e9),
+    }
+}
+
+/// `138 B`, `16.0 KiB`, `1.2 GiB`.
+fn bytes(v: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if v < 1024 {
+        return format!("{v} B");
+    }
+    let mut f = v as f64 / 1024.0;
+    let mut unit = 0;
+    while f >= 1024.0 && unit < UNITS.len() - 1 {
+        f /= 1024.0;
+        unit += 1;
+    }
+    format!("{f:.1} {}", UNITS[unit])
+}
+
+/// Shortens long keys (paths) from the left, keeping the file name.
+fn clip(key: &str, width: usize) -> String {
+    let n = key.chars().count();
+    if n <= width {
+        return key.to_string();
+    }
+    let tail: String = key.chars().skip(n - (width - 1)).collect();
+    format!("…{tail}")
+}
+
+fn print_text(
+    out: &mut impl Write,
+    trace: &std::path::Path,
+    r: &Report,
+    histograms: usize,
+) -> std::io::Result<()> {
+    let t = &r.totals;
+    writeln!(
+        out,
+        "{}: {} calls ({} errors, {} unfinished) in {}; {} processes, {} threads",
+        trace.display(),
+        t.calls,
+        t.errors,
+        t.unfinished,
+        ns(Some(r.duration_ns)),
+        r.processes,
+        r.threads
+    )?;
+    let l = &t.latency_ns;
+    writeln!(
+        out,
+        "read {}, written {}; latency p50 {} p90 {} p99 {} p99.9 {} max {}",
+        bytes(t.bytes_read),
+        bytes(t.bytes_written),
+        ns(l.p50),
+        ns(l.p90),
+        ns(l.p99),
+        ns(l.p99_9),
+        ns(l.max)
+    )?;
+    writeln!(out)?;
+    let heading = match r.by {
+        GroupBy::Call => "call",
+        GroupBy::Process => "process",
+        GroupBy::Thread => "thread",
+        GroupBy::Path => "path",
+    };
+    let label = |g: &GroupReport| match &g.exe {
+        Some(exe) => format!("{} {exe}", g.key),
+        None => g.key.clone(),
+    };
+    let width = r
+        .groups
+        .iter()
+        .map(|g| label(g).chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(heading.len(), 48);
+    writeln!(
+        out,
+        "{heading:<width$} {:>10} {:>8} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "calls", "errors", "read", "written", "p50", "p90", "p99", "p99.9", "max"
+    )?;
+    for g in &r.groups {
+        let l = &g.latency_ns;
+        writeln!(
+            out,
+            "{:<width$} {:>10} {:>8} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8}",
+            clip(&label(g), width),
+            g.calls,
+            g.errors,
+            bytes(g.bytes_read),
+            bytes(g.bytes_written),
+            ns(l.p50),
+            ns(l.p90),
+            ns(l.p99),
+            ns(l.p99_9),
+            ns(l.max)
+        )?;
+    }
+    let with_sizes: Vec<&GroupReport> = r
+        .groups
+        .iter()
+        .filter(|g| g.read_sizes.is_some() || g.write_sizes.is_some())
+        .collect();
+    if with_sizes.is_empty() || histograms == 0 {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(out, "transfer sizes (bytes per successful read or write)")?;
+    for g in with_sizes.iter().take(histograms) {
+        for (dir, s) in [("reads", &g.read_sizes), ("writes", &g.write_sizes)] {
+            if let Some(s) = s {
+                print_sizes(out, &clip(&label(g), 48), dir, s)?;
+            }
+        }
+    }
+    if with_sizes.len() > histograms {
+        writeln!(
+            out,
+            "({} more groups with transfers: --histograms N, or --json)",
+            with_sizes.len() - histograms
+        )?;
+    }
+    Ok(())
+}
+
+fn print_sizes(out: &mut impl Write, key: &str, dir: &str, s: &SizeReport) -> std::io::Result<()> {
+    let n = s.summary.count.max(1) as f64;
+    // A listed count may overstate by `error`: show what is certain.
+    let common: Vec<String> = s
+        .top
+        .iter()
+        .map(|t| (t.size, t.count - t.error, t.error > 0))
+        .filter(|&(_, sure, _)| sure as f64 / n >= 0.01)
+        .take(4)
+        .map(|(size, sure, approx)| {
+            format!(
+                "{} ×{}{sure} ({}{:.1}%)",
+                bytes(size),
+                if approx { "≥" } else { "" },
+                if approx { "≥" } else { "" },
+                sure as f64 * 100.0 / n
+            )
+        })
+        .collect();
+    writeln!(
+        out,
+        "  {key}: {} {dir}, p50 {}, max {}{}",
+        s.summary.count,
+        bytes(s.summary.p50.unwrap_or(0)),
+        bytes(s.summary.max.unwrap_or(0)),
+        if common.is_empty() {
+            String::new()
+        } else {
+            format!("; most common {}", common.join(", "))
+        }
+    )?;
+    let peak = s
+        .histogram
+        .iter()
+        .map(|b| b.count)
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    for b in &s.histogram {
+        let range = if b.from == b.to {
+            bytes(b.from)
+        } else {
+            format!("{}–{}", bytes(b.from), bytes(b.to))
+        };
+        let bar = "█".repeat(((b.count * 40).div_ceil(peak)) as usize);
+        writeln!(
+            out,
+            "    {range:>20} {bar:<40} {:5.1}% {}",
+            b.count as f64 * 100.0 / n,
+            b.count
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units() {
+        assert_eq!(ns(Some(850)), "850ns");
+        assert_eq!(ns(Some(1_250)), "1.2µs");
+        assert_eq!(ns(Some(2_500_000_000)), "2.50s");
+        assert_eq!(bytes(138), "138 B");
+        assert_eq!(bytes(16384), "16.0 KiB");
+        assert_eq!(clip("/a/very/long/path/name", 10), "…path/name");
+    }
+}

@@ -1,0 +1,474 @@
+//! `stats`, `select`, `export` and dump's filters on real recordings:
+//! figures checked against an independent count over `dump --json`,
+//! selections against the filtered dump of the original, exports against
+//! DuckDB and pyarrow (tests/python/check_export.py), and every command
+//! against corrupt traces. Recording needs ptrace (root here); db_bench,
+//! python3, duckdb and pyarrow come from scripts/install-deps.sh, and a
+//! missing one fails the test loudly.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_reanimator")
+}
+
+fn show(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run reanimator")
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = run(args);
+    assert!(o.status.success(), "{args:?}: {}", show(&o));
+    String::from_utf8(o.stdout).expect("UTF-8 output")
+}
+
+fn require(tool: &str) {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).exists()))
+        .unwrap_or(false);
+    assert!(
+        found,
+        "`{tool}` is not installed: run scripts/install-deps.sh"
+    );
+}
+
+/// Records `argv` in `work` into `trace`.
+fn record(work: &Path, trace: &Path, argv: &[&str]) {
+    let o = Command::new(bin())
+        .current_dir(work)
+        .args(["record", "-o"])
+        .arg(trace)
+        .arg("--")
+        .args(argv)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run reanimator record");
+    assert!(o.status.success(), "record {argv:?}: {}", show(&o));
+}
+
+/// A small real recording: a shell that forks dd (138-byte writes to a
+/// file), a second dd (reads it back in 4 KiB reads) and a failing ls.
+fn small_trace(dir: &Path) -> PathBuf {
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let trace = dir.join("small.rtr");
+    record(
+        &work,
+        &trace,
+        &[
+            "sh",
+            "-c",
+            "dd if=/dev/zero of=out.bin bs=138 count=300 2>/dev/null; \
+             dd if=out.bin of=copy.bin bs=4096 2>/dev/null; ls no-such-file 2>/dev/null; true",
+        ],
+    );
+    trace
+}
+
+fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+/// Nearest-rank quantile, as SQL's percentile_disc.
+fn quantile(sorted: &[u64], q: f64) -> u64 {
+    let n = sorted.len() as u64;
+    let rank = ((q * n as f64).ceil() as u64).clamp(1, n) - 1;
+    sorted[rank as usize]
+}
+
+#[derive(Default)]
+struct Count {
+    calls: u64,
+    errors: u64,
+    read: u64,
+    written: u64,
+    latencies: Vec<u64>,
+}
+
+#[test]
+fn stats_agree_with_an_independent_count_over_dump_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = small_trace(tmp.path());
+    let t = trace.to_str().unwrap();
+    let events: Vec<Value> = json_lines(&ok(&["dump", "--json", "--no-data", t]))
+        .into_iter()
+        .filter(|v| v["type"] == "syscall")
+        .collect();
+    // The independent count: names and return values straight from the
+    // dump, and the classic data calls by name.
+    let mut want: BTreeMap<String, Count> = BTreeMap::new();
+    for e in &events {
+        let c = want
+            .entry(e["name"].as_str().unwrap().to_string())
+            .or_default();
+        c.calls += 1;
+        if let Some(d) = e["duration_ns"].as_u64() {
+            c.latencies.push(d);
+            c.errors += u64::from(e["errno"].as_u64().unwrap() != 0);
+            let ret = e["ret"].as_i64().unwrap();
+            if e["errno"].as_u64() == Some(0) {
+                match e["name"].as_str().unwrap() {
+                    "read" | "pread64" | "readv" => c.read += ret as u64,
+                    "write" | "pwrite64" | "writev" => c.written += ret as u64,
+                    _ => {}
+                }
+            }
+        }
+    }
+    let stats: Value = serde_json::from_str(&ok(&["stats", "--json", t])).unwrap();
+    assert_eq!(stats["totals"]["calls"].as_u64(), Some(events.len() as u64));
+    let groups = stats["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), want.len());
+    for g in groups {
+        let name = g["key"].as_str().unwrap();
+        let c = want.get_mut(name).unwrap();
+        assert_eq!(g["calls"].as_u64(), Some(c.calls), "{name} calls");
+        assert_eq!(g["errors"].as_u64(), Some(c.errors), "{name} errors");
+        if ["read", "write"].contains(&name) {
+            assert_eq!(g["bytes_read"].as_u64(), Some(c.read), "{name} read");
+            assert_eq!(
+                g["bytes_written"].as_u64(),
+                Some(c.written),
+                "{name} written"
+            );
+        }
+        c.latencies.sort_unstable();
+        let lat = &g["latency_ns"];
+        if c.latencies.is_empty() {
+            assert!(lat["p50"].is_null(), "{name}: no call returned");
+            continue;
+        }
+        let exact = lat["exact"].as_bool().unwrap();
+        for (key, q) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99_9", 0.999)] {
+            let (got, want) = (lat[key].as_u64().unwrap(), quantile(&c.latencies, q));
+            if exact {
+                assert_eq!(got, want, "{name} {key}");
+            } else {
+                let err = got.abs_diff(want) as f64 / want as f64;
+                assert!(err <= 1.0 / 128.0, "{name} {key}: {got} vs {want}");
+            }
+        }
+        assert_eq!(
+            lat["max"].as_u64(),
+            c.latencies.last().copied(),
+            "{name} max"
+        );
+    }
+    // dd's 300 writes of 138 bytes are visible at a glance.
+    let write = groups.iter().find(|g| g["key"] == "write").unwrap();
+    let top = &write["write_sizes"]["top"][0];
+    assert_eq!(
+        (top["size"].as_u64(), top["count"].as_u64()),
+        (Some(138), Some(300))
+    );
+    let text = ok(&["stats", t]);
+    assert!(text.contains("138 B ×300"), "{text}");
+    assert!(text.contains("128 B–255 B"), "{text}");
+
+    // Per process: every call belongs to exactly one, and the shell is
+    // named by its executable.
+    let by_pid: Value =
+        serde_json::from_str(&ok(&["stats", "--json", "--by", "process", t])).unwrap();
+    let sum: u64 = by_pid["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["calls"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, events.len() as u64);
+    assert!(by_pid["processes"].as_u64().unwrap() >= 4, "sh, dd, dd, ls");
+    assert!(by_pid["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|g| g["exe"] == "dash" || g["exe"] == "sh" || g["exe"] == "bash"));
+
+    // Per path: the file dd wrote is attributed its 300 writes through the
+    // descriptor it opened.
+    let by_path: Value =
+        serde_json::from_str(&ok(&["stats", "--json", "--by", "path", t])).unwrap();
+    let out_bin = by_path["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["key"].as_str().unwrap().ends_with("/work/out.bin"))
+        .expect("a group for out.bin");
+    assert_eq!(out_bin["bytes_written"].as_u64(), Some(300 * 138));
+    assert_eq!(
+        out_bin["bytes_read"].as_u64(),
+        Some(300 * 138),
+        "dd read it back"
+    );
+}
+
+/// Selections hold exactly what dump shows with the same filter.
+#[test]
+fn select_output_dumps_like_the_filtered_original() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = small_trace(tmp.path());
+    let t = trace.to_str().unwrap();
+    let all = json_lines(&ok(&["dump", "--json", t]));
+    let dd_pid = all
+        .iter()
+        .find(|v| v["name"] == "execve" && v["args"]["pathname"].as_str().unwrap().ends_with("/dd"))
+        .expect("dd was recorded")["tgid"]
+        .to_string();
+    let first = all[0]["time_ns"].as_u64().unwrap();
+    // The time of the middle system call, not the middle of the time
+    // span: how calls spread in time depends on the back end and the load.
+    let mut call_times: Vec<u64> = all
+        .iter()
+        .filter(|v| v["type"] == "syscall")
+        .map(|v| v["time_ns"].as_u64().unwrap())
+        .collect();
+    call_times.sort_unstable();
+    // Times given to --from/--to count from the recording's clock anchor.
+    let anchor =
+        reanimator_trace::Reader::open(&trace, reanimator_trace::ReadOptions { data: false })
+            .unwrap()
+            .meta()
+            .clock
+            .monotonic_ns;
+    let start = if anchor != 0 { anchor } else { first };
+    let mid = format!("{}ns", call_times[call_times.len() / 2] - start);
+    let filters: Vec<Vec<&str>> = vec![
+        vec!["--pid", &dd_pid],
+        vec!["--call", "write,openat,%process"],
+        vec!["--path", "*.bin"],
+        vec!["--from", &mid],
+        vec!["--to", &mid, "--call", "%file"],
+    ];
+    for (i, f) in filters.iter().enumerate() {
+        let out = tmp.path().join(format!("sel{i}.rtr"));
+        let mut args = vec!["select", t, "-o", out.to_str().unwrap()];
+        args.extend(f);
+        ok(&args);
+        let mut args = vec!["dump", "--json", t];
+        args.extend(f);
+        let want = ok(&args);
+        let got = ok(&["dump", "--json", out.to_str().unwrap()]);
+        assert!(
+            want.lines().any(|l| l.contains("\"syscall\"")),
+            "{f:?} keeps some calls"
+        );
+        assert!(want.lines().count() < all.len(), "{f:?} drops some records");
+        assert_eq!(got, want, "select {f:?} vs dump {f:?}");
+        let mut args = vec!["dump", out.to_str().unwrap()];
+        args.extend(f);
+        assert_eq!(
+            ok(&args).lines().count(),
+            want.lines().count(),
+            "the filter keeps a selection whole"
+        );
+    }
+    // The path filter kept dd's 300 writes and the second dd's reads and
+    // writes.
+    let sel = json_lines(&ok(&[
+        "dump",
+        "--json",
+        tmp.path().join("sel2.rtr").to_str().unwrap(),
+    ]));
+    let writes = sel.iter().filter(|v| v["name"] == "write").count();
+    assert!(writes >= 300, "{writes}");
+    // A selection of everything replays clean.
+    let whole = tmp.path().join("whole.rtr");
+    ok(&["select", t, "-o", whole.to_str().unwrap()]);
+    let root = tmp.path().join("root");
+    let rep = run(&[
+        "replay",
+        whole.to_str().unwrap(),
+        "--root",
+        root.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&rep.stderr);
+    assert!(
+        rep.status.success() && err.contains(" 0 mismatches") && err.contains(", 0 differ"),
+        "{}",
+        show(&rep)
+    );
+    // Outputs are never overwritten without --force, nor the input.
+    let again = run(&["select", t, "-o", whole.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
+    ok(&[
+        "select",
+        t,
+        "-o",
+        whole.to_str().unwrap(),
+        "--force",
+        "--pid",
+        &dd_pid,
+    ]);
+    let same = run(&["select", t, "-o", t, "--force"]);
+    assert_eq!(same.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&same.stderr).contains("must differ"));
+}
+
+#[test]
+fn export_writes_parquet_and_csv_tables() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = small_trace(tmp.path());
+    let t = trace.to_str().unwrap();
+    let stats: Value = serde_json::from_str(&ok(&["stats", "--json", t])).unwrap();
+    let calls = stats["totals"]["calls"].as_u64().unwrap();
+    let pq = tmp.path().join("pq");
+    let report = ok(&["export", t, "-o", pq.to_str().unwrap()]);
+    assert!(
+        report.contains(&format!("events.parquet: {calls} rows")),
+        "{report}"
+    );
+    for table in ["events", "data", "processes"] {
+        let bytes = std::fs::read(pq.join(format!("{table}.parquet"))).unwrap();
+        assert!(
+            bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"),
+            "{table}"
+        );
+    }
+    let again = run(&["export", t, "-o", pq.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(1), "refuses to overwrite");
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
+    ok(&["export", t, "-o", pq.to_str().unwrap(), "--force"]);
+
+    let csv = tmp.path().join("csv");
+    ok(&["export", t, "--format", "csv", "-o", csv.to_str().unwrap()]);
+    let events = std::fs::read_to_string(csv.join("events.csv")).unwrap();
+    let mut lines = events.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(&header[..4], ["seq", "time_ns", "rel_ns", "timestamp"]);
+    assert_eq!(lines.count() as u64, calls);
+    let data = std::fs::read_to_string(csv.join("data.csv")).unwrap();
+    // "/dev/zero" as dd opened it, in hex.
+    assert!(data.contains(
+        &"/dev/zero"
+            .bytes()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    ));
+}
+
+/// The paper's kind of trace (RocksDB db_bench) exported to Parquet and
+/// read back with DuckDB and pyarrow: the same counts, bytes and
+/// quantiles as `stats --json`, with the query docs/ANALYSIS.md shows.
+#[test]
+fn db_bench_export_matches_stats_in_duckdb_and_pyarrow() {
+    require("db_bench");
+    require("python3");
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let trace = tmp.path().join("db_bench.rtr");
+    record(
+        &work,
+        &trace,
+        &[
+            "db_bench",
+            "--benchmarks=fillseq,fillrandom,readrandom",
+            "--num=5000",
+            "--threads=1",
+            &format!("--db={}", work.join("db").display()),
+            "--compression_type=none",
+            "--statistics=0",
+        ],
+    );
+    let t = trace.to_str().unwrap();
+    let stats = tmp.path().join("stats.json");
+    std::fs::write(&stats, ok(&["stats", "--json", t])).unwrap();
+    let out = tmp.path().join("export");
+    ok(&["export", t, "-o", out.to_str().unwrap()]);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let check = Command::new("python3")
+        .arg(root.join("tests/python/check_export.py"))
+        .arg(&out)
+        .arg(&stats)
+        .arg(root.join("docs/ANALYSIS.md"))
+        .output()
+        .expect("run python3");
+    assert!(check.status.success(), "{}", show(&check));
+    assert!(String::from_utf8_lossy(&check.stdout).contains("equal in DuckDB and pyarrow"));
+}
+
+/// Every command fails on a damaged trace with one clear line naming the
+/// file, exits 1, never panics, and leaves no partial output behind.
+#[test]
+fn every_command_rejects_corrupt_traces_cleanly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = small_trace(tmp.path());
+    let bytes = std::fs::read(&trace).unwrap();
+    let flipped = {
+        let mut b = bytes.clone();
+        let n = b.len();
+        b[n / 2] ^= 0x10;
+        b
+    };
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("empty", vec![], "empty file"),
+        (
+            "text",
+            b"#!/bin/sh\necho not a trace\n".to_vec(),
+            "not a reanimator trace",
+        ),
+        ("truncated", bytes[..bytes.len() - 20].to_vec(), "truncated"),
+        ("unfinished", bytes[..bytes.len() * 2 / 3].to_vec(), ""),
+        ("flipped", flipped, "corrupt"),
+    ];
+    let out = tmp.path().join("out");
+    let o = out.to_str().unwrap();
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["dump"],
+        vec!["dump", "--json", "--path", "*.bin"],
+        vec!["stats"],
+        vec!["stats", "--json", "--by", "path"],
+        vec!["select", "-o", o],
+        vec!["select", "-o", o, "--call", "write"],
+        vec!["export", "-o", o],
+        vec!["export", "--format", "csv", "-o", o],
+    ];
+    for (name, content, want) in &cases {
+        let p = tmp.path().join(name);
+        std::fs::write(&p, content).unwrap();
+        for cmd in &commands {
+            let mut args = cmd.clone();
+            args.insert(1, p.to_str().unwrap());
+            let r = run(&args);
+            let err = String::from_utf8_lossy(&r.stderr);
+            assert_eq!(r.status.code(), Some(1), "{name} {cmd:?}: {}", show(&r));
+            assert!(!err.contains("panicked"), "{name} {cmd:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{name} {cmd:?}: one line: {err}");
+            assert!(
+                err.contains(name) && err.contains(want),
+                "{name} {cmd:?}: {err}"
+            );
+            if cmd[0] == "select" {
+                assert!(!out.exists(), "{name} {cmd:?}: partial selection left");
+            }
+            if cmd[0] == "export" {
+                assert!(!out.exists(), "{name} {cmd:?}: partial export left");
+            }
+        }
+    }
+    let bad = run(&["stats", trace.to_str().unwrap(), "--call", "nosuchcall"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown system call"));
+    let bad = run(&["dump", trace.to_str().unwrap(), "--from", "soon"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("bad time"));
+}
