@@ -3,11 +3,11 @@
 //! back-pressure, and turns ring records into trace records.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ffi::CString;
 use std::io::{self, Write};
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
@@ -15,8 +15,10 @@ use libbpf_rs::{MapCore, MapFlags, RingBufferBuilder};
 use reanimator_catalogue as catalogue;
 use reanimator_fsstate::Snapshotter;
 use reanimator_record::{
-    now_ns, process_start, touched_paths, with_writer_thread, CaptureCounts, Captures, DataPolicy,
-    Error, RecordSummary, Sink, SnapshotPolicy, Target, CAPTURE_MAX,
+    clear_stop_request, exit_status, fork_stopped, now_ns, process_start, spawned_start,
+    stop_requested, touched_paths, watch_stop_signals, with_writer_thread, CaptureCounts, Captures,
+    ChildSetup, DataPolicy, Error, RecordSummary, SavedState, Sink, SnapshotPolicy, Target,
+    CAPTURE_MAX,
 };
 use reanimator_trace::{
     CaptureHead, CaptureStatus, ExitStatus, Loss, ProcessExit, ProcessStart, Record, Role,
@@ -39,12 +41,6 @@ const FLUSH_EVERY: Duration = Duration::from_secs(1);
 /// waiting forever).
 const PRUNE_EVERY: Duration = Duration::from_millis(200);
 
-static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_stop_signal(_: libc::c_int) {
-    STOP_REQUESTED.store(true, Ordering::Relaxed);
-}
-
 fn bpf(what: &'static str) -> impl Fn(libbpf_rs::Error) -> Error {
     move |e| Error::Bpf(format!("{what}: {e}"))
 }
@@ -56,12 +52,14 @@ pub(crate) fn run<W: Write + Send>(
     opts: &Options,
     writer: &mut Writer<W>,
 ) -> Result<RecordSummary, Error> {
+    let _restore = SavedState::save();
+    clear_stop_request();
     // The command is forked before anything is loaded, so it inherits
     // none of the recorder's BPF descriptors.
     let spawned = match target {
         Target::Spawn { program, argv, env } => {
             let filter = (snapshot != SnapshotPolicy::Off).then(Filter::new);
-            Some(fork_stopped(program, argv, env, filter.as_ref())?)
+            Some(spawn_gated(program, argv, env, filter.as_ref())?)
         }
         Target::Attach { .. } => None,
     };
@@ -88,7 +86,7 @@ pub(crate) fn run<W: Write + Send>(
             gate,
             snap,
             tasks: HashMap::new(),
-            live: HashSet::new(),
+            live: HashMap::new(),
             superseded: HashMap::new(),
             summary: RecordSummary::default(),
             counts: CaptureCounts::default(),
@@ -101,46 +99,19 @@ pub(crate) fn run<W: Write + Send>(
 }
 
 /// Forks the command, stopped before its exec; with a filter, under the
-/// path gate.
-fn fork_stopped(
+/// path gate, whose listener the recorder then takes.
+fn spawn_gated(
     program: &CString,
     argv: &[CString],
     env: &[CString],
     filter: Option<&Filter>,
 ) -> Result<(i32, Option<Gate>), Error> {
-    let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
-    argv_ptrs.push(std::ptr::null());
-    let mut env_ptrs: Vec<*const libc::c_char> = env.iter().map(|a| a.as_ptr()).collect();
-    env_ptrs.push(std::ptr::null());
-    // SAFETY: the child only calls async-signal-safe functions (seccomp,
-    // dup3, close, raise, execve, _exit) on memory prepared before the fork.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(Error::Spawn(io::Error::last_os_error()));
-    }
-    if pid == 0 {
-        // SAFETY: see above.
-        unsafe {
-            if filter.is_some_and(|f| !f.install()) {
-                libc::_exit(126);
-            }
-            libc::raise(libc::SIGSTOP);
-            libc::execve(program.as_ptr(), argv_ptrs.as_ptr(), env_ptrs.as_ptr());
-            libc::_exit(127);
-        }
-    }
-    let mut status = 0;
-    // SAFETY: status is a local int.
-    if unsafe { libc::waitpid(pid, &mut status, libc::WUNTRACED) } != pid
-        || !libc::WIFSTOPPED(status)
-    {
-        let why = if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 126 {
-            "cannot install the seccomp path gate that records initial file state (use --snapshot off)"
-        } else {
-            "the command did not start"
-        };
-        return Err(Error::Spawn(io::Error::other(why)));
-    }
+    let install = || filter.is_none_or(Filter::install);
+    let setup = ChildSetup {
+        run: &install,
+        why: "cannot install the seccomp path gate that records initial file state (use --snapshot off)",
+    };
+    let pid = fork_stopped(program, argv, env, filter.map(|_| setup))?;
     let gate = match filter {
         Some(_) => match Gate::take(pid) {
             Ok(g) => Some(g),
@@ -238,8 +209,8 @@ struct Recorder<'s, 'o, 'q> {
     /// The initial state of touched paths, and the final manifest.
     snap: Snapshotter,
     tasks: HashMap<u32, Task>,
-    /// Threads started and not yet ended.
-    live: HashSet<u32>,
+    /// Threads started and not yet ended, with their process.
+    live: HashMap<u32, u32>,
     /// Thread ids replaced by an execve from a non-leader thread: their end
     /// is recorded after the execve itself.
     superseded: HashMap<u32, u32>,
@@ -288,7 +259,6 @@ impl<'s> Recorder<'s, '_, '_> {
 
     fn trace(&mut self, target: &Target, root: Option<i32>) -> Result<RecordSummary, Error> {
         let started = Instant::now();
-        STOP_REQUESTED.store(false, Ordering::Relaxed);
         match (target, root) {
             (Target::Spawn { program, argv, env }, Some(pid)) => {
                 self.adopt_spawned(pid, program, argv, env)?
@@ -296,9 +266,7 @@ impl<'s> Recorder<'s, '_, '_> {
             (Target::Attach { pids }, _) => self.attach(pids)?,
             _ => unreachable!("run forks every spawned target"),
         }
-        let result = self.consume(root);
-        self.restore_signals();
-        result?;
+        self.consume(root)?;
         self.write_manifest()?;
         self.summary.captures = self.counts;
         self.summary.duration = started.elapsed();
@@ -325,22 +293,9 @@ impl<'s> Recorder<'s, '_, '_> {
         argv: &[CString],
         env: &[CString],
     ) -> Result<(), Error> {
-        // The terminal's Ctrl-C goes to the command; the recorder finishes
-        // the trace when the command is done.
-        // SAFETY: setting dispositions to SIG_IGN has no memory effects.
-        unsafe {
-            libc::signal(libc::SIGINT, libc::SIG_IGN);
-            libc::signal(libc::SIGQUIT, libc::SIG_IGN);
-        }
         self.trace_tgid(pid as u32)?;
         let seq = self.seq();
-        let mut start =
-            process_start(pid, StartCause::Spawned, seq, now_ns()).ok_or_else(|| {
-                Error::Spawn(io::Error::other("the command vanished before it started"))
-            })?;
-        start.exe = program.as_bytes().to_vec();
-        start.argv = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
-        start.env = env.iter().map(|a| a.as_bytes().to_vec()).collect();
+        let mut start = spawned_start(pid, seq, program, argv, env)?;
         if self.gate.is_some() {
             start.fds.retain(|f| !is_gate_fd(f.fd));
         }
@@ -376,53 +331,42 @@ impl<'s> Recorder<'s, '_, '_> {
 
     /// Records what `path` looked like before the trace first touched it.
     fn snapshot(&mut self, path: &[u8], contents: bool) -> Result<(), Error> {
-        let mut records = Vec::new();
-        let counter = self.counter();
-        let mut taken = 0;
-        self.snap.touch(
-            path,
-            contents,
-            &mut || {
-                taken += 1;
-                counter.fetch_add(1, Ordering::Relaxed)
-            },
-            now_ns(),
-            &mut |r| records.push(r),
-        );
-        self.seen += taken;
-        for r in records {
-            self.sink.record(r)?;
-        }
-        Ok(())
+        self.write_states(|snap, seq, out| snap.touch(path, contents, seq, now_ns(), out))
     }
 
     /// Writes the final state of every path the trace touched.
     fn write_manifest(&mut self) -> Result<(), Error> {
-        let mut records = Vec::new();
-        let counter = self.counter();
-        let mut taken = 0;
-        self.snap.manifest(
-            &mut || {
-                taken += 1;
-                counter.fetch_add(1, Ordering::Relaxed)
-            },
-            now_ns(),
-            &mut |r| records.push(r),
-        );
-        self.seen += taken;
-        for r in records {
-            self.sink.record(r)?;
-        }
+        self.write_states(|snap, seq, out| snap.manifest(seq, now_ns(), out))?;
         self.summary.snapshot_paths = self.snap.paths;
         self.summary.snapshot_bytes = self.snap.bytes;
         self.summary.snapshot_unreadable = self.snap.unreadable;
         Ok(())
     }
 
+    /// Runs one snapshotter step with ids from the shared counter and
+    /// writes the records it makes.
+    fn write_states(
+        &mut self,
+        step: impl FnOnce(&mut Snapshotter, &mut dyn FnMut() -> u64, &mut dyn FnMut(Record)),
+    ) -> Result<(), Error> {
+        let counter = self.counter();
+        let mut taken = 0;
+        let mut records = Vec::new();
+        step(
+            &mut self.snap,
+            &mut || {
+                taken += 1;
+                counter.fetch_add(1, Ordering::Relaxed)
+            },
+            &mut |r| records.push(r),
+        );
+        self.seen += taken;
+        records.into_iter().try_for_each(|r| self.sink.record(r))
+    }
+
     /// Follows every thread of `pids` and their future children.
     fn attach(&mut self, pids: &[i32]) -> Result<(), Error> {
-        install(libc::SIGINT, on_stop_signal);
-        install(libc::SIGTERM, on_stop_signal);
+        watch_stop_signals();
         for &pid in pids {
             let tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
                 .map_err(|e| Error::Attach(pid, e))?
@@ -446,17 +390,8 @@ impl<'s> Recorder<'s, '_, '_> {
             self.summary.processes += 1;
         }
         self.summary.threads += 1;
-        self.live.insert(start.tid);
+        self.live.insert(start.tid, start.tgid);
         self.sink.record(Record::ProcessStart(start))
-    }
-
-    fn restore_signals(&self) {
-        // SAFETY: restoring default dispositions has no memory effects.
-        unsafe {
-            libc::signal(libc::SIGINT, libc::SIG_DFL);
-            libc::signal(libc::SIGQUIT, libc::SIG_DFL);
-            libc::signal(libc::SIGTERM, libc::SIG_DFL);
-        }
     }
 
     /// Drains the ring until every traced task has ended (or, attached, a
@@ -498,28 +433,21 @@ impl<'s> Recorder<'s, '_, '_> {
                 // SAFETY: status is a local int.
                 if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
                     root_done = true;
-                    me.summary.root_status = Some(if libc::WIFEXITED(status) {
-                        ExitStatus::Exited(libc::WEXITSTATUS(status))
-                    } else {
-                        ExitStatus::Killed {
-                            signal: libc::WTERMSIG(status),
-                            core: libc::WCOREDUMP(status),
-                        }
-                    });
+                    me.summary.root_status = Some(exit_status(status));
                     // Everything the command did is in the ring now.
                     drop(me);
                     let _ = ring.consume_raw();
                     me = cell.borrow_mut();
                 }
             }
-            if root.is_none() && STOP_REQUESTED.load(Ordering::Relaxed) {
+            if root.is_none() && stop_requested() {
                 drop(me);
                 return self_detach(&cell, &ring);
             }
             if root_done && last_prune.elapsed() >= PRUNE_EVERY {
                 last_prune = Instant::now();
                 me.live
-                    .retain(|tid| std::path::Path::new(&format!("/proc/{tid}")).exists());
+                    .retain(|tid, _| std::path::Path::new(&format!("/proc/{tid}")).exists());
             }
             if root_done && me.live.is_empty() {
                 drop(me);
@@ -730,15 +658,7 @@ impl<'s> Recorder<'s, '_, '_> {
                 self.seen += 1;
                 self.live.remove(&tid);
                 self.tasks.remove(&tid);
-                let code = code as i32;
-                let status = if code & 0x7f == 0 {
-                    ExitStatus::Exited((code >> 8) & 0xff)
-                } else {
-                    ExitStatus::Killed {
-                        signal: code & 0x7f,
-                        core: code & 0x80 != 0,
-                    }
-                };
+                let status = exit_status(code as i32);
                 self.sink.record(Record::ProcessExit(ProcessExit {
                     seq,
                     time_ns,
@@ -844,11 +764,9 @@ fn self_detach(
         return Err(e);
     }
     me.resume_stopped();
-    let mut live: Vec<u32> = me.live.drain().collect();
+    let mut live: Vec<(u32, u32)> = me.live.drain().collect();
     live.sort_unstable();
-    for tid in live {
-        let tgid = reanimator_record::process_start(tid as i32, StartCause::Attached, 0, 0)
-            .map_or(tid, |s| s.tgid);
+    for (tid, tgid) in live {
         let seq = me.seq();
         me.sink.record(Record::ProcessExit(ProcessExit {
             seq,
@@ -895,16 +813,4 @@ fn close(task: &mut Task, policy: DataPolicy, counts: &mut CaptureCounts) {
     } else {
         CaptureStatus::Complete
     };
-}
-
-/// Installs `handler` for `sig` without `SA_RESTART`.
-fn install(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) {
-    // SAFETY: a zeroed sigaction with a handler address and empty mask is
-    // valid; the handler only touches an atomic.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = handler as usize;
-        libc::sigemptyset(&mut sa.sa_mask);
-        libc::sigaction(sig, &sa, std::ptr::null_mut());
-    }
 }

@@ -9,8 +9,7 @@
 
 use std::collections::HashMap;
 use std::ffi::CString;
-use std::io::{self, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 use reanimator_catalogue as catalogue;
@@ -21,8 +20,9 @@ use reanimator_trace::{
 };
 
 use reanimator_record::{
-    now_ns, process_start, touched_paths, with_writer_thread, CaptureCounts, Captures, DataPolicy,
-    Error, RecordSummary, Sink, Target,
+    clear_stop_request, exit_status, fork_stopped, install_handler, now_ns, process_start,
+    spawned_start, stop_requested, touched_paths, watch_stop_signals, with_writer_thread,
+    CaptureCounts, Captures, DataPolicy, Error, RecordSummary, SavedState, Sink, Target,
 };
 
 use crate::capture::{capture, CallView};
@@ -39,32 +39,7 @@ const OPTIONS: libc::c_int = libc::PTRACE_O_TRACESYSGOOD
 /// How often pending frames are written out while tracees are idle.
 const FLUSH_EVERY: Duration = Duration::from_secs(1);
 
-/// Set from signal handlers; read by the loop.
-static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_stop_signal(_: libc::c_int) {
-    STOP_REQUESTED.store(true, Ordering::Relaxed);
-}
-
 extern "C" fn on_alarm(_: libc::c_int) {}
-
-/// Installs `handler` for `sig` without `SA_RESTART`, so a blocked
-/// `waitpid` returns and the loop can act.
-fn install(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) {
-    // SAFETY: a zeroed sigaction with a handler address and empty mask is
-    // valid; the handlers only touch an atomic.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = handler as usize;
-        libc::sigemptyset(&mut sa.sa_mask);
-        libc::sigaction(sig, &sa, std::ptr::null_mut());
-    }
-}
-
-fn ignore(sig: libc::c_int) {
-    // SAFETY: setting a disposition to SIG_IGN has no memory effects.
-    unsafe { libc::signal(sig, libc::SIG_IGN) };
-}
 
 /// Arms a repeating `SIGALRM` so an idle recorder still flushes.
 fn arm_flush_timer() {
@@ -145,10 +120,10 @@ fn trace(
     sink: &mut Sink<'_>,
 ) -> Result<RecordSummary, Error> {
     let _restore = SavedState::save();
+    clear_stop_request();
     if let Some(cpu) = pin_cpu {
         pin(cpu);
     }
-    STOP_REQUESTED.store(false, Ordering::Relaxed);
     let started = Instant::now();
     let mut t = Tracer {
         sink,
@@ -170,7 +145,7 @@ fn trace(
         Target::Spawn { program, argv, env } => t.spawn(program, argv, env)?,
         Target::Attach { pids } => t.attach(pids)?,
     }
-    install(libc::SIGALRM, on_alarm);
+    install_handler(libc::SIGALRM, on_alarm);
     arm_flush_timer();
     let result = t.event_loop();
     disarm_flush_timer();
@@ -180,54 +155,6 @@ fn trace(
     t.summary.captures = t.counts;
     t.summary.duration = started.elapsed();
     Ok(t.summary)
-}
-
-/// Signal dispositions and CPU affinity a recording changes, put back
-/// when it ends, so a program using the recorder as a library keeps its
-/// Ctrl-C and its CPUs. (The flush timer is disarmed by the loop itself.)
-struct SavedState {
-    actions: Vec<(libc::c_int, libc::sigaction)>,
-    affinity: Option<libc::cpu_set_t>,
-}
-
-impl SavedState {
-    const SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGALRM];
-
-    fn save() -> SavedState {
-        // SAFETY: sigaction with a null new action only reads the current
-        // one into our zeroed struct; sched_getaffinity fills our set.
-        unsafe {
-            let actions = Self::SIGNALS
-                .iter()
-                .map(|&sig| {
-                    let mut old: libc::sigaction = std::mem::zeroed();
-                    libc::sigaction(sig, std::ptr::null(), &mut old);
-                    (sig, old)
-                })
-                .collect();
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            let ok =
-                libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0;
-            SavedState {
-                actions,
-                affinity: ok.then_some(set),
-            }
-        }
-    }
-}
-
-impl Drop for SavedState {
-    fn drop(&mut self) {
-        // SAFETY: restoring values read by `save`.
-        unsafe {
-            for (sig, old) in &self.actions {
-                libc::sigaction(*sig, old, std::ptr::null_mut());
-            }
-            if let Some(set) = &self.affinity {
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set);
-            }
-        }
-    }
 }
 
 /// Keeps the tracer (and, through inheritance, a spawned command) on one
@@ -311,44 +238,11 @@ impl Tracer<'_, '_> {
     /// Forks and execs the command stopped at its first instruction under
     /// the recorder.
     fn spawn(&mut self, program: &CString, argv: &[CString], env: &[CString]) -> Result<(), Error> {
-        let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
-        argv_ptrs.push(std::ptr::null());
-        let mut env_ptrs: Vec<*const libc::c_char> = env.iter().map(|a| a.as_ptr()).collect();
-        env_ptrs.push(std::ptr::null());
-        // SAFETY: the child only calls async-signal-safe functions (raise,
-        // execve, _exit) on memory prepared before the fork.
-        let pid = unsafe { libc::fork() };
-        if pid < 0 {
-            return Err(Error::Spawn(io::Error::last_os_error()));
-        }
-        if pid == 0 {
-            // SAFETY: see above.
-            unsafe {
-                libc::raise(libc::SIGSTOP);
-                libc::execve(program.as_ptr(), argv_ptrs.as_ptr(), env_ptrs.as_ptr());
-                libc::_exit(127);
-            }
-        }
-        // The terminal's Ctrl-C goes to the command; the recorder finishes
-        // the trace when the command is done.
-        ignore(libc::SIGINT);
-        ignore(libc::SIGQUIT);
-        let mut status = 0;
-        // SAFETY: status is a local int.
-        if unsafe { libc::waitpid(pid, &mut status, libc::WUNTRACED) } != pid
-            || !libc::WIFSTOPPED(status)
-        {
-            return Err(Error::Spawn(io::Error::other("the command did not start")));
-        }
+        let pid = fork_stopped(program, argv, env, None)?;
         sys::seize(pid, OPTIONS | libc::PTRACE_O_EXITKILL).map_err(Error::Ptrace)?;
         self.root = Some(pid);
-        let mut start =
-            process_start(pid, StartCause::Spawned, self.seq(), now_ns()).ok_or_else(|| {
-                Error::Spawn(io::Error::other("the command vanished before it started"))
-            })?;
-        start.exe = program.as_bytes().to_vec();
-        start.argv = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
-        start.env = env.iter().map(|a| a.as_bytes().to_vec()).collect();
+        let seq = self.seq();
+        let start = spawned_start(pid, seq, program, argv, env)?;
         self.adopt(pid, start)?;
         self.own_sigcont = Some(pid);
         // SAFETY: kill has no memory effects.
@@ -358,8 +252,7 @@ impl Tracer<'_, '_> {
 
     /// Seizes every thread of every process in `pids`.
     fn attach(&mut self, pids: &[i32]) -> Result<(), Error> {
-        install(libc::SIGINT, on_stop_signal);
-        install(libc::SIGTERM, on_stop_signal);
+        watch_stop_signals();
         for &pid in pids {
             let tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
                 .map_err(|e| Error::Attach(pid, e))?
@@ -429,7 +322,7 @@ impl Tracer<'_, '_> {
 
     fn event_loop(&mut self) -> Result<(), Error> {
         loop {
-            if STOP_REQUESTED.load(Ordering::Relaxed) && !self.detaching {
+            if stop_requested() && !self.detaching {
                 self.begin_detach();
             }
             if self.detaching && self.tasks.is_empty() {
@@ -673,14 +566,7 @@ impl Tracer<'_, '_> {
         if let Some(former) = task.superseded {
             self.write_end(task.tgid, former, ExitStatus::Superseded { by: pid as u32 })?;
         }
-        let how = if libc::WIFEXITED(status) {
-            ExitStatus::Exited(libc::WEXITSTATUS(status))
-        } else {
-            ExitStatus::Killed {
-                signal: libc::WTERMSIG(status),
-                core: libc::WCOREDUMP(status),
-            }
-        };
+        let how = exit_status(status);
         if self.root == Some(pid) {
             self.root_status = Some(how);
         }

@@ -9,6 +9,7 @@ they see system calls; everything a user chooses or is told is defined
 once, here.
 */
 
+mod process;
 mod procfs;
 mod sink;
 
@@ -19,6 +20,10 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use process::{
+    clear_stop_request, exit_status, fork_stopped, install_handler, spawned_start, stop_requested,
+    watch_stop_signals, ChildSetup, SavedState,
+};
 pub use procfs::process_start;
 use reanimator_catalogue as catalogue;
 use reanimator_fsstate::join;

@@ -1,0 +1,217 @@
+//! Starting and ending the recorded processes, and the process-wide state
+//! a recording borrows: the same for every back end, so a spawned command
+//! starts, stops and reports its end identically whichever one records it.
+
+use std::ffi::CString;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use reanimator_trace::{ExitStatus, ProcessStart, StartCause};
+
+use crate::{now_ns, process_start, Error};
+
+/// Set by SIGINT/SIGTERM while attached: finish the trace and detach.
+static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_stop_signal(_: libc::c_int) {
+    STOP_REQUESTED.store(true, Ordering::Relaxed);
+}
+
+/// Whether SIGINT or SIGTERM asked an attached recording to stop.
+pub fn stop_requested() -> bool {
+    STOP_REQUESTED.load(Ordering::Relaxed)
+}
+
+/// Forgets a stop request left by an earlier recording in this process.
+pub fn clear_stop_request() {
+    STOP_REQUESTED.store(false, Ordering::Relaxed);
+}
+
+/// Makes SIGINT and SIGTERM request a stop ([`stop_requested`]) instead of
+/// killing the recorder.
+pub fn watch_stop_signals() {
+    install_handler(libc::SIGINT, on_stop_signal);
+    install_handler(libc::SIGTERM, on_stop_signal);
+}
+
+/// Installs `handler` for `sig` without `SA_RESTART`, so a blocked wait
+/// returns and the recorder's loop can act. Handlers must only touch
+/// atomics.
+pub fn install_handler(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) {
+    // SAFETY: a zeroed sigaction with a handler address and empty mask is
+    // valid; the handlers only touch atomics.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = handler as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(sig, &sa, std::ptr::null_mut());
+    }
+}
+
+/// Signal dispositions and CPU affinity a recording changes, put back
+/// when it is dropped, so a program using a recorder as a library keeps
+/// its Ctrl-C and its CPUs.
+pub struct SavedState {
+    actions: Vec<(libc::c_int, libc::sigaction)>,
+    affinity: Option<libc::cpu_set_t>,
+}
+
+impl SavedState {
+    const SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGALRM];
+
+    /// Reads the current dispositions and affinity.
+    pub fn save() -> SavedState {
+        // SAFETY: sigaction with a null new action only reads the current
+        // one into our zeroed struct; sched_getaffinity fills our set.
+        unsafe {
+            let actions = Self::SIGNALS
+                .iter()
+                .map(|&sig| {
+                    let mut old: libc::sigaction = std::mem::zeroed();
+                    libc::sigaction(sig, std::ptr::null(), &mut old);
+                    (sig, old)
+                })
+                .collect();
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            let ok =
+                libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0;
+            SavedState {
+                actions,
+                affinity: ok.then_some(set),
+            }
+        }
+    }
+}
+
+impl Drop for SavedState {
+    fn drop(&mut self) {
+        // SAFETY: restoring values read by `save`.
+        unsafe {
+            for (sig, old) in &self.actions {
+                libc::sigaction(*sig, old, std::ptr::null_mut());
+            }
+            if let Some(set) = &self.affinity {
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set);
+            }
+        }
+    }
+}
+
+/// Work a back end runs in the forked child before it stops: returns
+/// false on failure, and `why` is the error reported then. It runs
+/// between fork and exec, so it may only make async-signal-safe calls.
+pub struct ChildSetup<'a> {
+    /// The work.
+    pub run: &'a dyn Fn() -> bool,
+    /// What failed, in words, when `run` returns false.
+    pub why: &'a str,
+}
+
+/// Exit status of a child whose setup failed.
+const SETUP_FAILED: i32 = 126;
+
+/// Forks the command and leaves it stopped (SIGSTOP) just before its
+/// exec, so a back end can follow it from its first instruction, then
+/// resume it with SIGCONT. From here on the terminal's Ctrl-C goes to the
+/// command; the recorder finishes the trace when the command is done.
+pub fn fork_stopped(
+    program: &CString,
+    argv: &[CString],
+    env: &[CString],
+    setup: Option<ChildSetup<'_>>,
+) -> Result<i32, Error> {
+    let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+    argv_ptrs.push(std::ptr::null());
+    let mut env_ptrs: Vec<*const libc::c_char> = env.iter().map(|a| a.as_ptr()).collect();
+    env_ptrs.push(std::ptr::null());
+    // SAFETY: the child only calls async-signal-safe functions (the
+    // setup's, raise, execve, _exit) on memory prepared before the fork.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(Error::Spawn(io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        // SAFETY: see above.
+        unsafe {
+            if setup.as_ref().is_some_and(|s| !(s.run)()) {
+                libc::_exit(SETUP_FAILED);
+            }
+            libc::raise(libc::SIGSTOP);
+            libc::execve(program.as_ptr(), argv_ptrs.as_ptr(), env_ptrs.as_ptr());
+            libc::_exit(127);
+        }
+    }
+    // SAFETY: setting dispositions to SIG_IGN has no memory effects.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+        libc::signal(libc::SIGQUIT, libc::SIG_IGN);
+    }
+    let mut status = 0;
+    // SAFETY: status is a local int.
+    if unsafe { libc::waitpid(pid, &mut status, libc::WUNTRACED) } != pid
+        || !libc::WIFSTOPPED(status)
+    {
+        let why = match &setup {
+            Some(s) if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == SETUP_FAILED => {
+                s.why
+            }
+            _ => "the command did not start",
+        };
+        return Err(Error::Spawn(io::Error::other(why)));
+    }
+    Ok(pid)
+}
+
+/// The start record of a command stopped by [`fork_stopped`]: what `/proc`
+/// says, with the executable, argv and environment it is about to exec.
+pub fn spawned_start(
+    pid: i32,
+    seq: u64,
+    program: &CString,
+    argv: &[CString],
+    env: &[CString],
+) -> Result<ProcessStart, Error> {
+    let mut start = process_start(pid, StartCause::Spawned, seq, now_ns())
+        .ok_or_else(|| Error::Spawn(io::Error::other("the command vanished before it started")))?;
+    start.exe = program.as_bytes().to_vec();
+    start.argv = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
+    start.env = env.iter().map(|a| a.as_bytes().to_vec()).collect();
+    Ok(start)
+}
+
+/// How a task ended, from its wait(2) status (the kernel's `exit_code`
+/// has the same encoding).
+pub fn exit_status(wait_status: i32) -> ExitStatus {
+    if libc::WIFEXITED(wait_status) {
+        ExitStatus::Exited(libc::WEXITSTATUS(wait_status))
+    } else {
+        ExitStatus::Killed {
+            signal: libc::WTERMSIG(wait_status),
+            core: libc::WCOREDUMP(wait_status),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_decode_as_wait_does() {
+        assert_eq!(exit_status(3 << 8), ExitStatus::Exited(3));
+        assert_eq!(
+            exit_status(libc::SIGKILL),
+            ExitStatus::Killed {
+                signal: libc::SIGKILL,
+                core: false
+            }
+        );
+        assert_eq!(
+            exit_status(libc::SIGSEGV | 0x80),
+            ExitStatus::Killed {
+                signal: libc::SIGSEGV,
+                core: true
+            }
+        );
+    }
+}
