@@ -125,6 +125,33 @@ static __always_inline bool is_traced(__u32 tgid)
 	return bpf_map_lookup_elem(&traced, &tgid) != NULL;
 }
 
+/* A record that did not fit: counted, never silent. */
+static __always_inline void count_ring_full(void)
+{
+	struct counters *k = counters();
+	if (k)
+		k->ring_full++;
+}
+
+/* A fixed-size record, or NULL (counted) when the ring is full. */
+static __always_inline void *reserve_record(__u64 size)
+{
+	void *r = bpf_ringbuf_reserve(&rb, size, 0);
+	if (!r)
+		count_ring_full();
+	return r;
+}
+
+/* A variable-size record; false (counted) when the ring is full. */
+static __always_inline bool reserve_dynptr(struct bpf_dynptr *d, __u32 size)
+{
+	if (!bpf_ringbuf_reserve_dynptr(&rb, size, 0, d))
+		return true;
+	bpf_ringbuf_discard_dynptr(d, 0);
+	count_ring_full();
+	return false;
+}
+
 /* Stops the current process when the ring is filling faster than the
  * recorder drains it. The signal goes out before the process is published
  * in `stopped`, so the recorder never resumes a stop it has not seen. */
@@ -160,6 +187,24 @@ struct cap {
 	__u8 pad[2];
 };
 
+/* Writes the header of one chunk of capture `c` at the start of `d`. */
+static __always_inline void write_capture_head(struct bpf_dynptr *d, struct cap *c, __u8 flags,
+					       __u64 off, __u32 n)
+{
+	struct rec_capture h = {
+		.h = { .type = REC_CAPTURE, .tid = c->tid, .seq = c->seq },
+		.arg = c->arg,
+		.flags = flags,
+		.elem = c->elem,
+		.len = c->len,
+		.present = c->present,
+		.want = c->want,
+		.offset = off,
+		.size = n,
+	};
+	bpf_dynptr_write(d, 0, &h, sizeof(h), 0);
+}
+
 /* Chunk i of a capture. The offset is derived from the index and never
  * written back, so the verifier sees the same state at every iteration. */
 static long chunk_cb(__u64 i, struct cap *c)
@@ -171,31 +216,13 @@ static long chunk_cb(__u64 i, struct cap *c)
 	__u64 left = c->want - off;
 	__u32 n = left > step ? step : left;
 	struct bpf_dynptr d;
-	if (bpf_ringbuf_reserve_dynptr(&rb, sizeof(struct rec_capture) + n, 0, &d)) {
-		bpf_ringbuf_discard_dynptr(&d, 0);
-		struct counters *k = counters();
-		if (k)
-			k->ring_full++;
+	if (!reserve_dynptr(&d, sizeof(struct rec_capture) + n))
 		return 1;
-	}
-	struct rec_capture h = {
-		.h = { .type = REC_CAPTURE, .tid = c->tid, .seq = c->seq },
-		.arg = c->arg,
-		.flags = c->flags,
-		.elem = c->elem,
-		.len = c->len,
-		.present = c->present,
-		.want = c->want,
-		.offset = off,
-		.size = n,
-	};
-	long failed = n && bpf_probe_read_user_dynptr(&d, sizeof(h), n, (void *)(c->addr + off));
-	if (failed) {
-		h.flags |= CAP_FAILED;
-		h.size = 0;
+	long failed = n && bpf_probe_read_user_dynptr(&d, sizeof(struct rec_capture), n,
+						     (void *)(c->addr + off));
+	if (failed)
 		c->failed_at = off;
-	}
-	bpf_dynptr_write(&d, 0, &h, sizeof(h), 0);
+	write_capture_head(&d, c, failed ? c->flags | CAP_FAILED : c->flags, off, failed ? 0 : n);
 	bpf_ringbuf_submit_dynptr(&d, BPF_RB_NO_WAKEUP);
 	return failed ? 1 : 0;
 }
@@ -214,30 +241,14 @@ static long page_cb(__u64 i, struct cap *c)
 	__u64 left = (page_end < c->want ? page_end : c->want) - off;
 	__u32 n = left > 4096 ? 4096 : left;
 	struct bpf_dynptr d;
-	if (bpf_ringbuf_reserve_dynptr(&rb, sizeof(struct rec_capture) + n, 0, &d)) {
-		bpf_ringbuf_discard_dynptr(&d, 0);
-		struct counters *k = counters();
-		if (k)
-			k->ring_full++;
+	if (!reserve_dynptr(&d, sizeof(struct rec_capture) + n))
 		return 1;
-	}
 	if (!n || bpf_probe_read_user_dynptr(&d, sizeof(struct rec_capture), n,
 					     (void *)(c->addr + off))) {
 		bpf_ringbuf_discard_dynptr(&d, 0);
 		return 1;
 	}
-	struct rec_capture h = {
-		.h = { .type = REC_CAPTURE, .tid = c->tid, .seq = c->seq },
-		.arg = c->arg,
-		.flags = c->flags | CAP_FAILED | CAP_RETRY,
-		.elem = c->elem,
-		.len = c->len,
-		.present = c->present,
-		.want = c->want,
-		.offset = off,
-		.size = n,
-	};
-	bpf_dynptr_write(&d, 0, &h, sizeof(h), 0);
+	write_capture_head(&d, c, c->flags | CAP_FAILED | CAP_RETRY, off, n);
 	bpf_ringbuf_submit_dynptr(&d, BPF_RB_NO_WAKEUP);
 	return 0;
 }
@@ -286,27 +297,13 @@ __noinline int emit_string(struct cap *c, __u32 max)
 	if (n > STR_MAX_LEN)
 		n = STR_MAX_LEN;
 	struct bpf_dynptr d;
-	if (bpf_ringbuf_reserve_dynptr(&rb, sizeof(struct rec_capture) + n, 0, &d)) {
-		bpf_ringbuf_discard_dynptr(&d, 0);
-		struct counters *k = counters();
-		if (k)
-			k->ring_full++;
+	if (!reserve_dynptr(&d, sizeof(struct rec_capture) + n))
 		return 0;
-	}
-	struct rec_capture h = {
-		.h = { .type = REC_CAPTURE, .tid = c->tid, .seq = c->seq },
-		.arg = c->arg,
-		.flags = flags,
-		.elem = c->elem,
-		.len = n,
-		.present = n,
-		.want = n,
-		.offset = 0,
-		.size = n,
-	};
-	bpf_dynptr_write(&d, 0, &h, sizeof(h), 0);
+	struct cap str = *c;
+	str.len = str.present = str.want = n;
+	write_capture_head(&d, &str, flags, 0, n);
 	if (n)
-		bpf_dynptr_write(&d, sizeof(h), s->buf, n, 0);
+		bpf_dynptr_write(&d, sizeof(struct rec_capture), s->buf, n, 0);
 	bpf_ringbuf_submit_dynptr(&d, BPF_RB_NO_WAKEUP);
 	return (flags & CAP_FAILED) != 0;
 }
@@ -529,13 +526,9 @@ static __always_inline bool load_spec(struct pass *p, __u32 nr)
 
 static __always_inline void emit_call(struct inflight *f, bool returned, __s64 ret)
 {
-	struct rec_call *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-	if (!r) {
-		struct counters *k = counters();
-		if (k)
-			k->ring_full++;
+	struct rec_call *r = reserve_record(sizeof(*r));
+	if (!r)
 		return;
-	}
 	r->h.type = REC_CALL;
 	r->h.tid = f->tid;
 	r->h.seq = f->seq;
@@ -635,13 +628,9 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 tgid = child->tgid;
 	__u8 one = 1;
 	bpf_map_update_elem(&traced, &tgid, &one, BPF_ANY);
-	struct rec_fork *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-	if (!r) {
-		struct counters *k = counters();
-		if (k)
-			k->ring_full++;
+	struct rec_fork *r = reserve_record(sizeof(*r));
+	if (!r)
 		return 0;
-	}
 	r->h.type = REC_FORK;
 	r->h.tid = child->pid;
 	r->h.seq = __sync_fetch_and_add(&next_seq, 1);
@@ -663,13 +652,9 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 {
 	if (!is_traced(p->tgid))
 		return 0;
-	struct rec_exec *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-	if (!r) {
-		struct counters *k = counters();
-		if (k)
-			k->ring_full++;
+	struct rec_exec *r = reserve_record(sizeof(*r));
+	if (!r)
 		return 0;
-	}
 	r->h.type = REC_EXEC;
 	r->h.tid = p->pid;
 	r->h.seq = 0;
@@ -695,12 +680,8 @@ int BPF_PROG(on_task_exit, struct task_struct *p)
 	struct task_struct *execing = BPF_CORE_READ(p, signal, group_exec_task);
 	bool superseded = execing && execing != p && p->pid == p->tgid;
 	if (!superseded) {
-		struct rec_exit *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-		if (!r) {
-			struct counters *k = counters();
-			if (k)
-				k->ring_full++;
-		} else {
+		struct rec_exit *r = reserve_record(sizeof(*r));
+		if (r) {
 			r->h.type = REC_EXIT;
 			r->h.tid = p->pid;
 			r->h.seq = __sync_fetch_and_add(&next_seq, 1);
@@ -728,13 +709,9 @@ int BPF_PROG(on_signal, int sig, struct kernel_siginfo *info, struct k_sigaction
 	/* Our own back-pressure stop is not the program's signal. */
 	if (sig == SIGSTOP_NR && code == SI_KERNEL_CODE)
 		return 0;
-	struct rec_signal *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-	if (!r) {
-		struct counters *k = counters();
-		if (k)
-			k->ring_full++;
+	struct rec_signal *r = reserve_record(sizeof(*r));
+	if (!r)
 		return 0;
-	}
 	r->h.type = REC_SIGNAL;
 	r->h.tid = (__u32)pid_tgid;
 	r->h.seq = __sync_fetch_and_add(&next_seq, 1);
