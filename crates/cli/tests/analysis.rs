@@ -12,18 +12,8 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_reanimator")
-}
-
-fn show(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+mod common;
+use common::{bin, require, show};
 
 fn run(args: &[&str]) -> Output {
     Command::new(bin())
@@ -37,16 +27,6 @@ fn ok(args: &[&str]) -> String {
     let o = run(args);
     assert!(o.status.success(), "{args:?}: {}", show(&o));
     String::from_utf8(o.stdout).expect("UTF-8 output")
-}
-
-fn require(tool: &str) {
-    let found = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).exists()))
-        .unwrap_or(false);
-    assert!(
-        found,
-        "`{tool}` is not installed: run scripts/install-deps.sh"
-    );
 }
 
 /// Records `argv` in `work` into `trace`.

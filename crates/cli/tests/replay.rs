@@ -5,31 +5,10 @@
 //! (scripts/install-deps.sh installs them); a missing tool fails loudly.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_reanimator")
-}
-
-/// Fails the test with an install hint when `tool` is missing.
-fn require(tool: &str) {
-    let found = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).exists()))
-        .unwrap_or(false);
-    assert!(
-        found,
-        "`{tool}` is not installed; these tests replay real programs: run scripts/install-deps.sh"
-    );
-}
-
-fn show(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+mod common;
+use common::{bin, require, show};
 
 /// Records `argv` in `work`, then replays into a fresh root and asserts a
 /// clean replay. Returns the replay's stderr.
