@@ -545,6 +545,24 @@ impl Processes {
     }
 }
 
+/// Columns of the tables whose values are (nearly) all distinct: ids,
+/// times, offsets and raw argument words (mostly addresses).
+const UNIQUE_COLUMNS: &[&str] = &[
+    "seq",
+    "time_ns",
+    "rel_ns",
+    "timestamp",
+    "exit_ns",
+    "duration_ns",
+    "offset",
+    "arg0",
+    "arg1",
+    "arg2",
+    "arg3",
+    "arg4",
+    "arg5",
+];
+
 /// One output file.
 enum Sink {
     Parquet(ArrowWriter<File>),
@@ -563,6 +581,14 @@ impl Sink {
                     .set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?))
                     .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
                     .set_created_by(tool.to_string());
+                // Columns whose values are (nearly) all distinct: a
+                // dictionary would hash every value only to be abandoned
+                // once it outgrows its page.
+                for name in UNIQUE_COLUMNS {
+                    if schema.column_with_name(name).is_some() {
+                        props = props.set_column_dictionary_enabled(ColumnPath::from(*name), false);
+                    }
+                }
                 if schema.column_with_name("data").is_some() {
                     // Buffers: snappy (zstd here would be the bottleneck of
                     // the export), and no dictionary or min/max statistics,

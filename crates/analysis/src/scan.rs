@@ -44,6 +44,11 @@ impl Scan {
         // Buffer frames skipped for speed are still checksummed: damage
         // anywhere fails the command instead of passing unnoticed.
         reader.check_skipped_frames(true);
+        if data || paths {
+            // Decompressing buffers is a good share of the work: done on
+            // another core, ahead of decoding.
+            reader.prefetch();
+        }
         // Times are relative to the recording's start (the clock anchor
         // read when it began); traces without one use their first record.
         let anchor = reader.meta().clock.monotonic_ns;

@@ -46,6 +46,7 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode> {
         ExportFormat::Parquet => Format::Parquet,
         ExportFormat::Csv => Format::Csv,
     };
+    keep_freed_memory();
     let bar = Progress::bytes("exporting");
     let report = export(
         &args.trace,
@@ -68,4 +69,19 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Export allocates and frees megabytes of column buffers per batch on
+/// four threads. glibc's default returns such blocks to the kernel (as
+/// separate mappings or by trimming the heap), and every new batch then
+/// page-faults fresh zeroed pages: a fifth of the run's CPU time. Keeping
+/// freed memory in the process (memory stays bounded by the batch and
+/// row-group sizes) measured 0.80 s -> 0.70 s on a 110 MB trace.
+fn keep_freed_memory() {
+    // SAFETY: mallopt only sets allocator parameters; called before the
+    // export's threads start.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
+    }
 }

@@ -12,6 +12,7 @@ use std::io::{BufReader, Read, Seek};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use crate::codec::{self, BlobFrame, BlobRef, Delta};
 use crate::error::{Error, ErrorKind, Result};
@@ -135,6 +136,75 @@ impl FrameSource {
         Ok(())
     }
 
+    /// Hands the sequential reading position to a new source (for a
+    /// prefetching thread); this one keeps a duplicate of the file for
+    /// out-of-band reads of old blob frames, which use no file position.
+    fn split(&mut self) -> Result<FrameSource> {
+        let dup = self.input.get_ref().try_clone()?;
+        let input = std::mem::replace(&mut self.input, BufReader::with_capacity(0, dup));
+        Ok(FrameSource {
+            path: self.path.clone(),
+            input,
+            offset: self.offset,
+            len: self.len,
+            stored: Vec::new(),
+            zstd: zstd::bulk::Decompressor::new()?,
+        })
+    }
+
+    /// Reads the next frame and unpacks, checks or skips its payload as
+    /// `plan` says. `records_frames` counts records frames (for shards);
+    /// `spare` supplies a buffer to decompress a records frame into.
+    fn load(
+        &mut self,
+        plan: &LoadPlan,
+        records_frames: &mut u64,
+        spare: &mut dyn FnMut() -> Vec<u8>,
+    ) -> Result<Option<Loaded>> {
+        let offset = self.offset;
+        let Some(header) = self.next_header()? else {
+            return Ok(None);
+        };
+        let body = match header.kind {
+            FrameKind::Records => {
+                let ordinal = *records_frames;
+                *records_frames += 1;
+                if plan.shard.is_some_and(|(i, n)| ordinal % n != i) {
+                    self.skip(&header)?;
+                    Body::Skipped
+                } else {
+                    let mut out = spare();
+                    self.unpack(&header, &mut out)?;
+                    Body::Unpacked(out)
+                }
+            }
+            FrameKind::Blobs if plan.data => {
+                let mut out = Vec::new();
+                self.unpack(&header, &mut out)?;
+                Body::Unpacked(out)
+            }
+            FrameKind::Blobs if plan.check_skipped && plan.shard.is_none_or(|(i, _)| i == 0) => {
+                self.payload(&header)?;
+                Body::Checked
+            }
+            FrameKind::Meta | FrameKind::End => {
+                let mut out = Vec::new();
+                self.unpack(&header, &mut out)?;
+                Body::Unpacked(out)
+            }
+            FrameKind::Blobs | FrameKind::Unknown(_) => {
+                self.skip(&header)?;
+                Body::Skipped
+            }
+        };
+        Ok(Some(Loaded {
+            header,
+            offset,
+            next: self.offset,
+            body,
+        }))
+    }
+
     /// Repositions the sequential reader (recover's resynchronisation).
     pub(crate) fn seek_to(&mut self, offset: u64) -> Result<()> {
         self.input
@@ -245,6 +315,80 @@ impl BlobStore {
     }
 }
 
+/// Which frames a reader decompresses, only checks, or skips. Fixed when
+/// the first frame is read, so a prefetching thread decides exactly as
+/// the reader would.
+#[derive(Debug, Clone, Copy)]
+struct LoadPlan {
+    data: bool,
+    check_skipped: bool,
+    shard: Option<(u64, u64)>,
+}
+
+/// A frame's payload as it was loaded.
+enum Body {
+    /// Decompressed.
+    Unpacked(Vec<u8>),
+    /// Read and checksummed, not decompressed.
+    Checked,
+    /// Not read.
+    Skipped,
+}
+
+/// A frame read from the file.
+struct Loaded {
+    header: FrameHeader,
+    /// Offset of its header.
+    offset: u64,
+    /// Offset of the frame after it.
+    next: u64,
+    body: Body,
+}
+
+/// How many frames a prefetching thread may have loaded ahead of the
+/// reader: enough to keep both threads busy, few enough to bound memory.
+const PREFETCH_FRAMES: usize = 3;
+
+/// Where frames come from.
+enum Frames {
+    /// Read on the reader's own thread (the default).
+    Inline {
+        records_frames: u64,
+        /// The previous records frame's buffer, reused for the next.
+        spare: Vec<u8>,
+    },
+    /// Asked for, not started: a thread will be started by the first read.
+    PrefetchRequested,
+    /// Read and decompressed ahead by a thread of their own.
+    Prefetched {
+        frames: Receiver<Result<Option<Loaded>>>,
+        /// Records buffers returned to the thread for reuse.
+        spares: SyncSender<Vec<u8>>,
+    },
+    /// The thread could not be started: reading fails with this.
+    Failed(String),
+}
+
+/// The prefetching thread: loads frames until the end frame, an error, the
+/// end of the file, or the reader going away.
+fn prefetch(
+    mut src: FrameSource,
+    plan: LoadPlan,
+    out: SyncSender<Result<Option<Loaded>>>,
+    spares: Receiver<Vec<u8>>,
+) {
+    let mut records_frames = 0;
+    loop {
+        let loaded = src.load(&plan, &mut records_frames, &mut || {
+            spares.try_recv().unwrap_or_default()
+        });
+        let last = !matches!(&loaded, Ok(Some(l)) if l.header.kind != FrameKind::End);
+        if out.send(loaded).is_err() || last {
+            return;
+        }
+    }
+}
+
 /// Counts a reader keeps, checked against the end summary.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct ReadCounts {
@@ -277,7 +421,7 @@ pub struct Reader {
     /// (index, count): return only records frames whose ordinal among
     /// records frames is `index` modulo `count`.
     shard: Option<(u64, u64)>,
-    records_frames: u64,
+    frames: Frames,
     /// Records in frames left to other shards (for the end check).
     records_elsewhere: u64,
 }
@@ -318,7 +462,10 @@ impl Reader {
             done: false,
             check_skipped: false,
             shard: None,
-            records_frames: 0,
+            frames: Frames::Inline {
+                records_frames: 0,
+                spare: Vec::new(),
+            },
             records_elsewhere: 0,
         })
     }
@@ -340,6 +487,16 @@ impl Reader {
     /// that every command rejects a corrupt trace.
     pub fn check_skipped_frames(&mut self, on: bool) {
         self.check_skipped = on;
+    }
+
+    /// Read and decompress frames on a thread of their own, a few frames
+    /// ahead, so that decoding records on this thread overlaps with
+    /// reading and decompressing. Worth it when the caller does real
+    /// work per record and another core is free. Call before reading.
+    pub fn prefetch(&mut self) {
+        if self.next_number == 1 && matches!(self.frames, Frames::Inline { .. }) {
+            self.frames = Frames::PrefetchRequested;
+        }
     }
 
     /// The trace's self-description.
@@ -421,10 +578,16 @@ impl Reader {
                     None => self.frame = None,
                 }
             }
-            let offset = self.src.offset;
-            let Some(h) = self.src.next_header()? else {
-                return Err(Error::new(ErrorKind::MissingEnd).at(offset, None));
+            let Some(Loaded {
+                header: h,
+                offset,
+                next,
+                body,
+            }) = self.next_frame()?
+            else {
+                return Err(Error::new(ErrorKind::MissingEnd).at(self.src.offset, None));
             };
+            self.src.offset = next;
             if h.number != self.next_number {
                 return Err(Error::corrupt(format!(
                     "expected frame {}, found frame {}",
@@ -434,37 +597,29 @@ impl Reader {
             }
             self.next_number += 1;
             self.counts.frames += 1;
-            match h.kind {
-                FrameKind::Records => {
-                    let ordinal = self.records_frames;
-                    self.records_frames += 1;
-                    if self.shard.is_some_and(|(i, n)| ordinal % n != i) {
-                        self.src.skip(&h)?;
-                        self.records_elsewhere += u64::from(h.count);
-                        continue;
-                    }
-                    self.src.unpack(&h, &mut self.records)?;
+            match (h.kind, body) {
+                (FrameKind::Records, Body::Unpacked(records)) => {
+                    let used = std::mem::replace(&mut self.records, records);
+                    self.frames.recycle(used);
                     self.pos = 0;
                     self.delta = Delta::default();
                     self.frame = Some((h.number, offset));
                 }
-                FrameKind::Blobs => {
+                (FrameKind::Records, _) => {
+                    self.records_elsewhere += u64::from(h.count);
+                }
+                (FrameKind::Blobs, body) => {
                     self.blobs.note(h.number, offset);
-                    if self.opts.data {
-                        let mut raw = Vec::new();
-                        self.src.unpack(&h, &mut raw)?;
+                    if let Body::Unpacked(raw) = body {
                         let f = BlobFrame::parse(raw, h.count)
                             .map_err(|e| e.at(offset, Some(h.number)))?;
                         self.blobs.insert(h.number, f);
-                    } else if self.check_skipped && self.shard.is_none_or(|(i, _)| i == 0) {
-                        self.src.payload(&h)?;
-                    } else {
-                        self.src.skip(&h)?;
                     }
                 }
-                FrameKind::End => {
-                    let mut raw = Vec::new();
-                    self.src.unpack(&h, &mut raw)?;
+                (FrameKind::End, body) => {
+                    let Body::Unpacked(raw) = body else {
+                        unreachable!("end frames are always unpacked")
+                    };
                     let end: EndSummary = serde_json::from_slice(&raw).map_err(|e| {
                         Error::corrupt(format!("end frame: {e}")).at(offset, Some(h.number))
                     })?;
@@ -487,13 +642,11 @@ impl Reader {
                     self.end = Some(end);
                     return Ok(None);
                 }
-                FrameKind::Meta => {
+                (FrameKind::Meta, _) => {
                     return Err(Error::corrupt("a second meta frame").at(offset, Some(h.number)));
                 }
-                FrameKind::Unknown(k) => {
-                    if h.flags & FLAG_SKIPPABLE != 0 {
-                        self.src.skip(&h)?;
-                    } else {
+                (FrameKind::Unknown(k), _) => {
+                    if h.flags & FLAG_SKIPPABLE == 0 {
                         return Err(Error::corrupt(format!(
                             "unknown frame kind {k} (written by a newer version of reanimator?)"
                         ))
@@ -501,6 +654,64 @@ impl Reader {
                     }
                 }
             }
+        }
+    }
+
+    /// The next frame from wherever frames come from, starting the
+    /// prefetching thread on the first call if one was asked for.
+    fn next_frame(&mut self) -> Result<Option<Loaded>> {
+        let plan = LoadPlan {
+            data: self.opts.data,
+            check_skipped: self.check_skipped,
+            shard: self.shard,
+        };
+        if matches!(self.frames, Frames::PrefetchRequested) {
+            self.frames = self.start_prefetch(plan);
+        }
+        match &mut self.frames {
+            Frames::Inline {
+                records_frames,
+                spare,
+            } => self
+                .src
+                .load(&plan, records_frames, &mut || std::mem::take(spare)),
+            Frames::Prefetched { frames, .. } => frames.recv().unwrap_or_else(|_| {
+                Err(Error::from(std::io::Error::other(
+                    "the trace prefetching thread stopped",
+                )))
+            }),
+            Frames::Failed(why) => Err(Error::from(std::io::Error::other(why.clone()))),
+            Frames::PrefetchRequested => unreachable!("started above"),
+        }
+    }
+
+    /// Starts the prefetching thread, or falls back to reading inline.
+    fn start_prefetch(&mut self, plan: LoadPlan) -> Frames {
+        let src = match self.src.split() {
+            Ok(src) => src,
+            Err(e) => return Frames::Failed(format!("cannot prefetch the trace: {e}")),
+        };
+        let (tx, frames) = sync_channel(PREFETCH_FRAMES);
+        let (spares, spares_rx) = sync_channel(PREFETCH_FRAMES + 1);
+        let started = std::thread::Builder::new()
+            .name("trace-prefetch".into())
+            .spawn(move || prefetch(src, plan, tx, spares_rx));
+        match started {
+            Ok(_) => Frames::Prefetched { frames, spares },
+            Err(e) => Frames::Failed(format!("cannot start the trace prefetching thread: {e}")),
+        }
+    }
+}
+
+impl Frames {
+    /// Gives a used records buffer back for the next records frame.
+    fn recycle(&mut self, used: Vec<u8>) {
+        match self {
+            Frames::Inline { spare, .. } => *spare = used,
+            Frames::Prefetched { spares, .. } => {
+                let _ = spares.try_send(used);
+            }
+            Frames::PrefetchRequested | Frames::Failed(_) => {}
         }
     }
 }

@@ -253,10 +253,18 @@ fn write_trace(path: &Path, records: &[Record], opts: WriterOptions) -> EndSumma
 
 /// Reads everything; returns the records and the error that stopped it.
 fn read_all(path: &Path, data: bool) -> (Vec<Record>, Option<Error>) {
+    read_all_with(path, data, false)
+}
+
+/// [`read_all`], with frames read ahead on another thread if `prefetch`.
+fn read_all_with(path: &Path, data: bool, prefetch: bool) -> (Vec<Record>, Option<Error>) {
     let mut r = match Reader::open(path, ReadOptions { data }) {
         Ok(r) => r,
         Err(e) => return (Vec::new(), Some(e)),
     };
+    if prefetch {
+        r.prefetch();
+    }
     let mut out = Vec::new();
     loop {
         match r.next_record() {
@@ -525,6 +533,46 @@ fn truncation_at_every_frame_boundary_and_mid_frame() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn prefetching_reads_exactly_what_inline_reading_reads() {
+    let (dir, path) = temp();
+    let records = sample_records(300, 9);
+    write_trace(&path, &records, small_frames());
+    let bytes = std::fs::read(&path).unwrap();
+    let damaged = dir.path().join("damaged.rtr");
+    let same = |file: &Path, what: &str| {
+        for data in [true, false] {
+            let (a, ea) = read_all_with(file, data, false);
+            let (b, eb) = read_all_with(file, data, true);
+            assert_eq!(a, b, "{what}, data {data}: records");
+            assert_eq!(
+                ea.map(|e| e.to_string()),
+                eb.map(|e| e.to_string()),
+                "{what}, data {data}: error"
+            );
+        }
+    };
+    same(&path, "intact");
+    let (got, err) = read_all_with(&path, true, true);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(got, records);
+    let offsets = frame_offsets(&bytes);
+    for w in offsets.windows(2).step_by(3) {
+        for n in [w[0], (w[0] + w[1]) / 2] {
+            std::fs::write(&damaged, &bytes[..n]).unwrap();
+            same(&damaged, &format!("cut at {n}"));
+        }
+    }
+    let mut rng = Rng(4242);
+    for round in 0..60 {
+        let mut b = bytes.clone();
+        let i = rng.below(b.len() as u64) as usize;
+        b[i] ^= 1 << rng.below(8);
+        std::fs::write(&damaged, &b).unwrap();
+        same(&damaged, &format!("flip round {round} at byte {i}"));
     }
 }
 
