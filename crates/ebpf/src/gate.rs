@@ -12,11 +12,13 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
-use reanimator_catalogue::{all, Kind};
+use reanimator_catalogue::{all, FlagSet, Group, Kind, Syscall};
 
 /// Where the child puts its listener for the recorder to take.
 const GATE_FD: RawFd = 1000;
 const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
+/// `SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP` of linux/seccomp.h (not in libc).
+const SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: u64 = 1;
 
 /// The classic-BPF seccomp filter: `USER_NOTIF` for calls with a path
 /// parameter, `ALLOW` for everything else.
@@ -38,22 +40,40 @@ impl Filter {
         };
         let load = libc::BPF_LD | libc::BPF_W | libc::BPF_ABS;
         let ret = libc::BPF_RET | libc::BPF_K;
-        let mut nrs: Vec<u32> = all()
+        let jset = |k: u32, jt: u8, jf: u8| libc::sock_filter {
+            code: (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16,
+            jt,
+            jf,
+            k,
+        };
+        let mut calls: Vec<(u32, Option<usize>)> = all()
             .iter()
             .filter(|s| s.params().iter().any(|p| p.kind == Kind::Path))
-            .map(|s| s.nr)
+            .map(|s| (s.nr, empty_path_flags(s)))
             .collect();
-        nrs.sort_unstable();
-        // seccomp_data: nr at offset 0, arch at 4.
+        calls.sort_unstable();
+        // seccomp_data: nr at offset 0, arch at 4, args from 16 (8 bytes
+        // each, low word first).
         let mut prog = vec![
             stmt(load, 4),
             jeq(AUDIT_ARCH_X86_64, 1, 0),
             stmt(ret, libc::SECCOMP_RET_ALLOW),
             stmt(load, 0),
         ];
-        for nr in nrs {
-            prog.push(jeq(nr, 0, 1));
-            prog.push(stmt(ret, libc::SECCOMP_RET_USER_NOTIF));
+        for (nr, flags) in calls {
+            match flags {
+                None => {
+                    prog.push(jeq(nr, 0, 1));
+                    prog.push(stmt(ret, libc::SECCOMP_RET_USER_NOTIF));
+                }
+                Some(arg) => {
+                    prog.push(jeq(nr, 0, 4));
+                    prog.push(stmt(load, 16 + 8 * arg as u32));
+                    prog.push(jset(libc::AT_EMPTY_PATH as u32, 0, 1));
+                    prog.push(stmt(ret, libc::SECCOMP_RET_ALLOW));
+                    prog.push(stmt(ret, libc::SECCOMP_RET_USER_NOTIF));
+                }
+            }
         }
         prog.push(stmt(ret, libc::SECCOMP_RET_ALLOW));
         Filter(prog)
@@ -83,6 +103,30 @@ impl Filter {
             ok
         }
     }
+}
+
+/// The index of the flags parameter of a call the gate lets through
+/// unheld when the flags carry `AT_EMPTY_PATH`: a stat call with a single
+/// path. With an empty path (glibc's `fstat`) it acts on a descriptor and
+/// touches no path, yet it is among the commonest calls; holding it would
+/// cost a round trip to the recorder for nothing. A stat changes nothing,
+/// so the rare non-empty path is recorded when the call reaches the
+/// recorder instead ([`late_paths`]).
+pub(crate) fn empty_path_flags(row: &Syscall) -> Option<usize> {
+    let params = row.params();
+    let one_path = params.iter().filter(|p| p.kind == Kind::Path).count() == 1;
+    if row.groups & Group::STAT == 0 || !one_path {
+        return None;
+    }
+    params
+        .iter()
+        .position(|p| p.kind == Kind::Flags(FlagSet::At))
+}
+
+/// Whether a call the gate let through unheld ([`empty_path_flags`])
+/// names a path all the same, whose state the recorder must then record.
+pub(crate) fn late_paths(row: &Syscall, args: &[u64; 6]) -> bool {
+    empty_path_flags(row).is_some_and(|i| args[i] & libc::AT_EMPTY_PATH as u64 != 0)
 }
 
 /// A call held by the gate.
@@ -118,9 +162,17 @@ impl Gate {
             if fd < 0 {
                 return Err(io::Error::last_os_error());
             }
-            Ok(Gate {
-                fd: OwnedFd::from_raw_fd(fd as i32),
-            })
+            let fd = OwnedFd::from_raw_fd(fd as i32);
+            // Ask the kernel to wake the recorder on the held caller's CPU
+            // (Linux 6.6+): a held call then costs a hand-over, not the
+            // wakeup of an idle CPU. Older kernels refuse; the gate works
+            // without it, only slower.
+            libc::ioctl(
+                fd.as_raw_fd(),
+                libc::SECCOMP_IOCTL_NOTIF_SET_FLAGS,
+                SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP,
+            );
+            Ok(Gate { fd })
         }
     }
 
@@ -191,9 +243,13 @@ impl Gate {
 pub(crate) fn read_path(pid: i32, addr: u64) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     let mut at = addr;
+    // Most paths are short: read 256 bytes first (never across a page,
+    // which might not be mapped), then the rest of the page at a time.
+    let mut want = 256;
+    let mut buf = [0u8; 4096];
     while out.len() < 4096 {
-        let chunk = 4096 - (at as usize & 4095);
-        let mut buf = vec![0u8; chunk];
+        let chunk = (4096 - (at as usize & 4095)).min(want);
+        want = 4096;
         let local = libc::iovec {
             iov_base: buf.as_mut_ptr().cast(),
             iov_len: chunk,

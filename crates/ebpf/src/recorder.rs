@@ -25,7 +25,7 @@ use reanimator_trace::{
     SignalDelivery, StartCause, SyscallExit, SyscallHead, Writer,
 };
 
-use crate::gate::{is_gate_fd, read_path, Filter, Gate, Held};
+use crate::gate::{is_gate_fd, late_paths, read_path, Filter, Gate, Held};
 use crate::records::{
     parse, RingRecord, CAP_EXIT, CAP_FAILED, CAP_RETRY, CAP_STRING, CAP_UNTERMINATED,
 };
@@ -329,6 +329,25 @@ impl<'s> Recorder<'s, '_, '_> {
         Ok(())
     }
 
+    /// Records the paths a call the gate let through unheld names after
+    /// all ([`late_paths`]): a stat, which changed nothing, so the state
+    /// read now is the state it saw unless another thread changed the
+    /// path meanwhile.
+    fn late_snapshot(&mut self, tid: u32, nr: u32, args: &[u64; 6]) -> Result<(), Error> {
+        let Some(row) = catalogue::by_nr(nr).filter(|row| late_paths(row, args)) else {
+            return Ok(());
+        };
+        let Some(task) = self.tasks.get(&tid) else {
+            return Ok(());
+        };
+        let caps = &task.caps;
+        let touched = touched_paths(tid as i32, row, args, |arg| caps.entry_bytes(arg));
+        for (path, contents) in touched {
+            self.snapshot(&path, contents)?;
+        }
+        Ok(())
+    }
+
     /// Records what `path` looked like before the trace first touched it.
     fn snapshot(&mut self, path: &[u8], contents: bool) -> Result<(), Error> {
         self.write_states(|snap, seq, out| snap.touch(path, contents, seq, now_ns(), out))
@@ -472,6 +491,14 @@ impl<'s> Recorder<'s, '_, '_> {
             };
             if let Some(mut held) = held {
                 loop {
+                    // The calls the held thread finished before this one
+                    // are in the ring: their late snapshots come first.
+                    drop(me);
+                    let _ = ring.consume_raw();
+                    me = cell.borrow_mut();
+                    if let Some(e) = me.error.take() {
+                        return Err(e);
+                    }
                     me.on_held(held)?;
                     match me.gate.as_ref().map(|g| g.wait(Duration::ZERO)) {
                         Some(Ok(Some(next))) => held = next,
@@ -531,10 +558,16 @@ impl<'s> Recorder<'s, '_, '_> {
                         Role::Entry
                     };
                     // An input read again at exit replaces its failed
-                    // entry capture.
-                    task.caps
-                        .heads
-                        .retain(|(h, _)| (h.arg, h.role, h.elem) != (arg, role, elem));
+                    // entry capture, which then no longer counts as
+                    // unreadable.
+                    let counts = &mut self.counts;
+                    task.caps.heads.retain(|(h, _)| {
+                        let replaced = (h.arg, h.role, h.elem) == (arg, role, elem);
+                        if replaced && h.status == CaptureStatus::Unreadable {
+                            counts.unreadable -= 1;
+                        }
+                        !replaced
+                    });
                     let at = task.caps.bytes.len();
                     task.caps.heads.push((
                         CaptureHead {
@@ -596,6 +629,9 @@ impl<'s> Recorder<'s, '_, '_> {
                     && !matches!(catalogue::name_of(nr).as_ref(), "exit" | "exit_group")
                 {
                     self.summary.unfinished += 1;
+                }
+                if self.gate.is_some() {
+                    self.late_snapshot(tid, nr, &args)?;
                 }
                 let task = self.tasks.get_mut(&tid).expect("entry made above");
                 self.sink.call(&head, &task.caps)?;

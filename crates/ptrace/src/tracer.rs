@@ -421,14 +421,7 @@ impl Tracer<'_, '_> {
                     };
                     capture(row, &view, policy, &mut task.captures, &mut self.counts);
                     let caps = &task.captures;
-                    touched = touched_paths(pid, row, &head.args, |arg| {
-                        caps.heads.iter().find_map(|(h, r)| {
-                            (h.arg == arg
-                                && h.role == Role::Entry
-                                && h.status == reanimator_trace::CaptureStatus::Complete)
-                                .then(|| &caps.bytes[r.clone()])
-                        })
-                    });
+                    touched = touched_paths(pid, row, &head.args, |arg| caps.entry_bytes(arg));
                 }
                 // The state of each path before this call touches it: these
                 // records take smaller ids than the call itself.

@@ -69,6 +69,17 @@ pub struct CaptureCounts {
 }
 
 impl Captures {
+    /// The bytes of argument `arg` read completely at entry (a path
+    /// name, for the initial-state snapshot).
+    pub fn entry_bytes(&self, arg: u8) -> Option<&[u8]> {
+        self.heads.iter().find_map(|(h, r)| {
+            (h.arg == arg
+                && h.role == reanimator_trace::Role::Entry
+                && h.status == reanimator_trace::CaptureStatus::Complete)
+                .then(|| &self.bytes[r.clone()])
+        })
+    }
+
     /// Empties the set, keeping its memory.
     pub fn clear(&mut self) {
         self.heads.clear();
