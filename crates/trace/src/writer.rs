@@ -114,6 +114,9 @@ pub struct Writer<W: Write> {
     zrecords: zstd::bulk::Compressor<'static>,
     zblobs: zstd::bulk::Compressor<'static>,
     compress_blobs: bool,
+    /// Whether the last blob frame compression was tried on shrank by at
+    /// least a fifth.
+    blobs_compress_well: bool,
     frame: Vec<u8>,
     summary: EndSummary,
     bytes_written: u64,
@@ -173,6 +176,7 @@ impl<W: Write> Writer<W> {
             zrecords,
             zblobs,
             compress_blobs: true,
+            blobs_compress_well: true,
             frame: Vec::new(),
             summary: EndSummary::default(),
             bytes_written: frame::FILE_HEADER_LEN as u64,
@@ -364,8 +368,13 @@ impl<W: Write> Writer<W> {
         put(&mut count, self.blobs.count.into());
         let pieces = [&count[..], &self.blobs.directory, &self.blobs.data];
         let z = self.compress_blobs.then_some(&mut self.zblobs);
+        let tried = z.is_some();
         let codec = pack(z, &mut self.frame, &pieces)?;
-        let raw_len = pieces.iter().map(|p| p.len()).sum();
+        let raw_len: usize = pieces.iter().map(|p| p.len()).sum();
+        if tried {
+            let stored = self.frame.len() - FRAME_HEADER_LEN;
+            self.blobs_compress_well = stored * 5 <= raw_len * 4;
+        }
         let frames = self.blobs.count;
         self.blobs.directory.clear();
         self.blobs.data.clear();
@@ -465,6 +474,13 @@ impl<W: Write> Writer<W> {
     /// program; readers see a per-frame codec either way.
     pub fn set_compress_blobs(&mut self, on: bool) {
         self.compress_blobs = on;
+    }
+
+    /// Whether the last blob frame compression was tried on shrank by at
+    /// least a fifth: when buffer data compresses, compressing costs less
+    /// than writing it raw, so a writer falling behind should keep at it.
+    pub fn blobs_compress_well(&self) -> bool {
+        self.blobs_compress_well
     }
 
     /// Totals so far.
