@@ -23,9 +23,9 @@ const BATCH_BYTES: usize = 1 << 20;
 const BATCH_ITEMS: usize = 4096;
 /// Batches in flight: bounds the memory between tracer and writer.
 const IN_FLIGHT: usize = 16;
-/// Queued batches at which the writer stops compressing buffer data that
-/// does not compress (it is falling behind), and at or below which it
-/// compresses again.
+/// Queued batches at which the writer stops compressing buffer data (it
+/// is falling behind) unless it compresses very well, and at or below
+/// which it compresses again.
 const STORE_ABOVE: usize = IN_FLIGHT / 2;
 const COMPRESS_AT: usize = 1;
 
@@ -148,17 +148,17 @@ where
                 for msg in rx {
                     match msg {
                         Msg::Batch(mut batch) => {
-                            // Falling behind on data that does not
-                            // compress: store it raw until the queue
-                            // drains, rather than slow the tracees. Data
-                            // that compresses is cheaper to compress than
-                            // to write raw (a storm of 4 KiB pwrites:
-                            // 8 MB of trace instead of 800 MB).
+                            // Falling behind: store buffer data raw until
+                            // the queue drains, rather than slow the
+                            // tracees; unless it compresses five times or
+                            // more, which is cheaper than writing it raw
+                            // (a storm of 4 KiB pwrites: 8 MB of trace
+                            // instead of 800 MB).
                             match queued.fetch_sub(1, Ordering::Relaxed) {
-                                n if n > STORE_ABOVE && !writer.blobs_compress_well() => {
-                                    writer.set_compress_blobs(false)
-                                }
                                 n if n <= COMPRESS_AT => writer.set_compress_blobs(true),
+                                n if n > STORE_ABOVE => {
+                                    writer.set_compress_blobs(writer.blobs_compress_well())
+                                }
                                 _ => {}
                             }
                             write_batch(writer, &batch)?;
