@@ -377,7 +377,7 @@ impl<W: Write> Writer<W> {
         } else {
             self.raw_blob_frames + 1
         };
-        let tried = self.compress_blobs || self.raw_blob_frames % 8 == 0;
+        let tried = self.compress_blobs || self.raw_blob_frames.is_multiple_of(8);
         let z = tried.then_some(&mut self.zblobs);
         let codec = pack(z, &mut self.frame, &pieces)?;
         let raw_len: usize = pieces.iter().map(|p| p.len()).sum();
