@@ -4,8 +4,7 @@
 //! state recorded, before any later call changes it. Needs root (fails,
 //! does not skip, without).
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
 use reanimator_record::{DataPolicy, SnapshotPolicy, Target};
 use reanimator_trace::{
@@ -14,23 +13,9 @@ use reanimator_trace::{
 
 #[test]
 fn a_stat_the_gate_lets_through_still_records_the_path_it_names() {
-    if let Some(why) = reanimator_ebpf::unavailable() {
-        panic!("this test needs the ebpf back end: {why} (CI runs it as root)");
-    }
+    common::require_ebpf();
     let tmp = tempfile::tempdir().expect("temporary directory");
-    let exe = tmp.path().join("emptypath");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/emptypath.c");
-    let cc = Command::new("cc")
-        .args(["-O1", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .expect("cc runs (scripts/install-deps.sh installs it)");
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
+    let exe = common::compile(&common::program("emptypath"), &tmp.path().join("emptypath"));
     let dir = tmp.path().join("work");
     std::fs::create_dir(&dir).unwrap();
     let old = dir.join("old.dat");

@@ -3,8 +3,7 @@
 //! either hold every call with every byte, or fail loudly with a gap
 //! record: never a silent hole. Needs root (fails, does not skip, without).
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
 use reanimator_record::{DataPolicy, Error, SnapshotPolicy, Target};
 use reanimator_trace::{
@@ -17,23 +16,9 @@ const SIZE: u64 = 64 << 10;
 
 #[test]
 fn a_small_ring_loses_nothing_or_says_so() {
-    if let Some(why) = reanimator_ebpf::unavailable() {
-        panic!("this test needs the ebpf back end: {why} (CI runs it as root)");
-    }
+    common::require_ebpf();
     let tmp = tempfile::tempdir().expect("temporary directory");
-    let exe = tmp.path().join("storm");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/storm.c");
-    let cc = Command::new("cc")
-        .args(["-O2", "-pthread", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .expect("cc runs (scripts/install-deps.sh installs it)");
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
+    let exe = common::compile(&common::program("storm"), &tmp.path().join("storm"));
     let trace = tmp.path().join("storm.rtr");
     let target = Target::spawn(&[
         exe.into(),

@@ -11,10 +11,11 @@
 //! Needs root and a kernel the eBPF back end supports: the test fails, it
 //! does not skip, when they are missing.
 
+mod common;
+
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Mutex;
 
 use reanimator_catalogue::{by_nr, Kind, Ret};
@@ -31,19 +32,7 @@ fn programs_dir() -> PathBuf {
 }
 
 fn build(name: &str, bin: &Path) -> PathBuf {
-    let out = bin.join(name);
-    let output = Command::new("cc")
-        .args(["-O1", "-pthread", "-o"])
-        .arg(&out)
-        .arg(programs_dir().join(format!("{name}.c")))
-        .output()
-        .expect("the C compiler `cc` runs (scripts/install-deps.sh installs it)");
-    assert!(
-        output.status.success(),
-        "cc {name}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    out
+    common::compile(&programs_dir().join(format!("{name}.c")), &bin.join(name))
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -310,9 +299,7 @@ fn first_difference(a: &Normal, b: &Normal) -> String {
 
 fn same_events(name: &str) {
     let _lock = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(why) = reanimator_ebpf::unavailable() {
-        panic!("this test needs the ebpf back end: {why} (CI runs it as root)");
-    }
+    common::require_ebpf();
     let tmp = tempfile::tempdir().expect("temporary directory");
     let bin = tmp.path().join("bin");
     std::fs::create_dir(&bin).expect("bin");
