@@ -16,9 +16,9 @@ use reanimator_catalogue as catalogue;
 use reanimator_fsstate::Snapshotter;
 use reanimator_record::{
     clear_stop_request, exit_status, fork_stopped, now_ns, process_start, spawned_start,
-    stop_requested, touched_paths, watch_stop_signals, with_writer_thread, CaptureCounts, Captures,
-    ChildSetup, DataPolicy, Error, RecordSummary, SavedState, Sink, SnapshotPolicy, Target,
-    CAPTURE_MAX,
+    stop_requested, task_ids, touched_paths, watch_stop_signals, with_writer_thread, CaptureCounts,
+    Captures, ChildSetup, DataPolicy, Error, RecordSummary, SavedState, Sink, SnapshotPolicy,
+    Target, CAPTURE_MAX,
 };
 use reanimator_trace::{
     CaptureHead, CaptureStatus, ExitStatus, Loss, ProcessExit, ProcessStart, Record, Role,
@@ -387,10 +387,7 @@ impl<'s> Recorder<'s, '_, '_> {
     fn attach(&mut self, pids: &[i32]) -> Result<(), Error> {
         watch_stop_signals();
         for &pid in pids {
-            let tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
-                .map_err(|e| Error::Attach(pid, e))?
-                .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-                .collect();
+            let tids = task_ids(pid).map_err(|e| Error::Attach(pid, e))?;
             self.trace_tgid(pid as u32)?;
             for tid in tids {
                 let seq = self.seq();

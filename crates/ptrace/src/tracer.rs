@@ -21,7 +21,7 @@ use reanimator_trace::{
 
 use reanimator_record::{
     clear_stop_request, exit_status, fork_stopped, install_handler, now_ns, process_start,
-    spawned_start, stop_requested, touched_paths, watch_stop_signals, with_writer_thread,
+    spawned_start, stop_requested, task_ids, touched_paths, watch_stop_signals, with_writer_thread,
     CaptureCounts, Captures, DataPolicy, Error, RecordSummary, SavedState, Sink, Target,
 };
 
@@ -254,10 +254,7 @@ impl Tracer<'_, '_> {
     fn attach(&mut self, pids: &[i32]) -> Result<(), Error> {
         watch_stop_signals();
         for &pid in pids {
-            let tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
-                .map_err(|e| Error::Attach(pid, e))?
-                .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-                .collect();
+            let tids = task_ids(pid).map_err(|e| Error::Attach(pid, e))?;
             for tid in tids {
                 if self.tasks.contains_key(&tid) {
                     continue;

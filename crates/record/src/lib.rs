@@ -24,7 +24,7 @@ pub use process::{
     clear_stop_request, exit_status, fork_stopped, install_handler, spawned_start, stop_requested,
     watch_stop_signals, ChildSetup, SavedState,
 };
-pub use procfs::process_start;
+pub use procfs::{process_start, task_ids};
 use reanimator_catalogue as catalogue;
 use reanimator_fsstate::join;
 pub use reanimator_fsstate::SnapshotPolicy;

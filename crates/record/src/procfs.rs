@@ -90,6 +90,13 @@ fn fds(pid: i32) -> Vec<FdInfo> {
     out
 }
 
+/// The thread ids of process `pid`, for attaching to all of them.
+pub fn task_ids(pid: i32) -> std::io::Result<Vec<i32>> {
+    Ok(std::fs::read_dir(format!("/proc/{pid}/task"))?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect())
+}
+
 /// A full start record for `tid` from `/proc`. Spawned processes override
 /// argv, environment and executable with what is about to be executed.
 pub fn process_start(tid: i32, cause: StartCause, seq: u64, time_ns: u64) -> Option<ProcessStart> {
