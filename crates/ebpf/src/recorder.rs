@@ -356,9 +356,7 @@ impl<'s> Recorder<'s, '_, '_> {
     /// Writes the final state of every path the trace touched.
     fn write_manifest(&mut self) -> Result<(), Error> {
         self.write_states(|snap, seq, out| snap.manifest(seq, now_ns(), out))?;
-        self.summary.snapshot_paths = self.snap.paths;
-        self.summary.snapshot_bytes = self.snap.bytes;
-        self.summary.snapshot_unreadable = self.snap.unreadable;
+        self.summary.note_snapshots(&self.snap);
         Ok(())
     }
 

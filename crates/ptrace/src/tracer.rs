@@ -194,45 +194,34 @@ impl Tracer<'_, '_> {
 
     /// Records what `path` looked like before the trace first touched it.
     fn snapshot(&mut self, path: &[u8], contents: bool) -> Result<(), Error> {
-        let mut records = Vec::new();
-        let mut next = self.next_seq;
-        self.snap.touch(
-            path,
-            contents,
-            &mut || {
-                next += 1;
-                next - 1
-            },
-            now_ns(),
-            &mut |r| records.push(r),
-        );
-        self.next_seq = next;
-        for r in records {
-            self.write(r)?;
-        }
-        Ok(())
+        self.write_states(|snap, seq, out| snap.touch(path, contents, seq, now_ns(), out))
     }
 
     /// Writes the final state of every path the trace touched.
     fn write_manifest(&mut self) -> Result<(), Error> {
+        self.write_states(|snap, seq, out| snap.manifest(seq, now_ns(), out))?;
+        self.summary.note_snapshots(&self.snap);
+        Ok(())
+    }
+
+    /// Runs one snapshotter step with the next sequence ids and writes the
+    /// records it makes.
+    fn write_states(
+        &mut self,
+        step: impl FnOnce(&mut Snapshotter, &mut dyn FnMut() -> u64, &mut dyn FnMut(Record)),
+    ) -> Result<(), Error> {
         let mut records = Vec::new();
         let mut next = self.next_seq;
-        self.snap.manifest(
+        step(
+            &mut self.snap,
             &mut || {
                 next += 1;
                 next - 1
             },
-            now_ns(),
             &mut |r| records.push(r),
         );
         self.next_seq = next;
-        for r in records {
-            self.write(r)?;
-        }
-        self.summary.snapshot_paths = self.snap.paths;
-        self.summary.snapshot_bytes = self.snap.bytes;
-        self.summary.snapshot_unreadable = self.snap.unreadable;
-        Ok(())
+        records.into_iter().try_for_each(|r| self.write(r))
     }
 
     /// Forks and execs the command stopped at its first instruction under

@@ -181,6 +181,15 @@ pub struct RecordSummary {
     pub mappings_at_exit: u64,
 }
 
+impl RecordSummary {
+    /// Takes the snapshot counts once the final manifest is written.
+    pub fn note_snapshots(&mut self, snap: &reanimator_fsstate::Snapshotter) {
+        self.snapshot_paths = snap.paths;
+        self.snapshot_bytes = snap.bytes;
+        self.snapshot_unreadable = snap.unreadable;
+    }
+}
+
 /// Why a recording failed.
 #[derive(Debug)]
 pub enum Error {
