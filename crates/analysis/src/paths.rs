@@ -190,7 +190,7 @@ mod tests {
             status: CaptureStatus::Complete,
             len: d.len() as u64,
             captured: d.len() as u64,
-            data: Some(d.to_vec()),
+            data: Some(d.to_vec().into()),
         }
     }
 

@@ -54,7 +54,7 @@ fn write_sample(path: &Path) {
         status: CaptureStatus::Complete,
         len: d.len() as u64,
         captured: d.len() as u64,
-        data: Some(d.to_vec()),
+        data: Some(d.to_vec().into()),
     };
     let calls = [
         (

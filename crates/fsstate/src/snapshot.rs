@@ -178,7 +178,7 @@ impl Snapshotter {
                     status: CaptureStatus::Complete,
                     len: n,
                     captured: n,
-                    data: Some(p),
+                    data: Some(p.into()),
                 },
             }));
             offset += n;

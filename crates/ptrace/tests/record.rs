@@ -1289,7 +1289,7 @@ fn str_array(e: &SyscallEvent, arg: u8) -> Vec<Vec<u8>> {
     }
     elems
         .into_iter()
-        .map(|c| c.data.clone().expect("data"))
+        .map(|c| c.data.as_deref().expect("data").to_vec())
         .collect()
 }
 

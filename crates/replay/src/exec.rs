@@ -391,7 +391,8 @@ impl Thread<'_> {
                     };
                     let mut buf = ev
                         .capture(i as u8, Role::Entry)
-                        .and_then(|c| c.data.clone())
+                        .and_then(|c| c.data.as_deref())
+                        .map(<[u8]>::to_vec)
                         .unwrap_or_default();
                     buf.resize(want, 0);
                     if let Kind::Struct {
@@ -466,7 +467,10 @@ impl Thread<'_> {
                             .find(|c| c.arg == i as u8 && c.role == role && c.elem == e as u32);
                         let len = cap.map_or(0, |c| c.len as usize).min(OUT_MAX as usize);
                         let mut buf = if dir == Dir::In {
-                            let mut b = cap.and_then(|c| c.data.clone()).unwrap_or_default();
+                            let mut b = cap
+                                .and_then(|c| c.data.as_deref())
+                                .map(<[u8]>::to_vec)
+                                .unwrap_or_default();
                             b.resize(len, 0);
                             if let Some(l) = left.as_mut() {
                                 // A partial write is replayed as partial.

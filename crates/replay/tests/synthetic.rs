@@ -72,7 +72,7 @@ impl Script {
                     status: CaptureStatus::Complete,
                     len: d.len() as u64,
                     captured: d.len() as u64,
-                    data: Some(d.to_vec()),
+                    data: Some(Bytes::copy_from_slice(d)),
                 })
                 .collect(),
         }));

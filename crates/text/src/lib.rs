@@ -672,7 +672,7 @@ mod tests {
             status: CaptureStatus::Complete,
             len: data.len() as u64,
             captured: data.len() as u64,
-            data: Some(data.to_vec()),
+            data: Some(data.to_vec().into()),
         }
     }
 

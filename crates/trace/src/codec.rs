@@ -226,7 +226,7 @@ pub(crate) fn put_record_body(buf: &mut Vec<u8>, d: &mut Delta, r: &Record) -> u
 
 /// Resolves a capture's chunk references to bytes; `Ok(None)` when the
 /// reader does not load data, or the data is gone (recover).
-pub(crate) type Resolve<'r> = dyn FnMut(&[BlobRef]) -> Result<Option<Vec<u8>>> + 'r;
+pub(crate) type Resolve<'r> = dyn FnMut(&[BlobRef]) -> Result<Option<Bytes>> + 'r;
 
 /// Decodes the next record of a frame. `Ok(None)` at the end of the
 /// payload; unknown tags are skipped and reported through `skipped`.
@@ -350,7 +350,7 @@ fn decode_capture(b: &mut Cursor<'_>, resolve: &mut Resolve<'_>) -> Result<Optio
             let Some(bytes) = b.bytes() else {
                 return Ok(None);
             };
-            (bytes.len() as u64, Some(bytes.to_vec()))
+            (bytes.len() as u64, Some(Bytes::copy_from_slice(bytes)))
         }
         STORE_CHUNKS => {
             let Some(captured) = b.get() else {
@@ -582,7 +582,8 @@ fn decode_path_data(
 pub(crate) struct BlobFrame {
     /// (start, len, hash) of each blob within `data` (the whole payload).
     pub entries: Vec<(usize, usize, u128)>,
-    pub data: Vec<u8>,
+    /// Shared with every capture read out of it.
+    pub data: Bytes,
 }
 
 impl BlobFrame {
@@ -622,13 +623,14 @@ impl BlobFrame {
             .collect();
         Ok(BlobFrame {
             entries,
-            data: payload,
+            data: Bytes::from(payload),
         })
     }
 
-    /// The bytes of blob `index`.
-    pub(crate) fn get(&self, index: u32) -> Option<&[u8]> {
+    /// The bytes of blob `index`, sharing the frame's memory.
+    pub(crate) fn get(&self, index: u32) -> Option<Bytes> {
         let &(start, len, _) = self.entries.get(index as usize)?;
-        self.data.get(start..start + len)
+        let end = start.checked_add(len).filter(|&e| e <= self.data.len())?;
+        Some(self.data.slice(start..end))
     }
 }

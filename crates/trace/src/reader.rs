@@ -20,7 +20,7 @@ use crate::frame::{
     self, FrameHeader, FrameKind, FILE_HEADER_LEN, FLAG_SKIPPABLE, FRAME_HEADER_LEN,
 };
 use crate::meta::{EndSummary, TraceMeta};
-use crate::record::Record;
+use crate::record::{Bytes, Record};
 use crate::varint::Cursor;
 
 /// What to load while reading.
@@ -31,7 +31,8 @@ pub struct ReadOptions {
     pub data: bool,
 }
 
-/// How many decompressed blob frames are kept for deduplicated references.
+/// How many decompressed blob frames are kept for deduplicated references,
+/// least recently used evicted first.
 const BLOB_CACHE_FRAMES: usize = 8;
 
 /// Reads frames from a trace file: the layer shared by [`Reader`] and
@@ -246,7 +247,8 @@ impl FrameSource {
 pub(crate) struct BlobStore {
     /// (frame number, file offset) of every blob frame seen, in order.
     offsets: Vec<(u64, u64)>,
-    cache: Vec<(u64, Rc<BlobFrame>)>,
+    /// (frame number, frame, whether it came in file order).
+    cache: Vec<(u64, Rc<BlobFrame>, bool)>,
 }
 
 impl BlobStore {
@@ -254,11 +256,16 @@ impl BlobStore {
         self.offsets.push((number, offset));
     }
 
+    /// Caches a blob frame read in file order.
     pub(crate) fn insert(&mut self, number: u64, frame: BlobFrame) {
+        self.cache_frame(number, frame, true);
+    }
+
+    fn cache_frame(&mut self, number: u64, frame: BlobFrame, in_order: bool) {
         if self.cache.len() >= BLOB_CACHE_FRAMES {
             self.cache.remove(0);
         }
-        self.cache.push((number, Rc::new(frame)));
+        self.cache.push((number, Rc::new(frame), in_order));
     }
 
     fn offset_of(&self, number: u64) -> Option<u64> {
@@ -269,18 +276,32 @@ impl BlobStore {
         Some(self.offsets[i].1)
     }
 
-    /// Concatenates the chunks `refs` point to. `Ok(None)` when a chunk's
+    /// The bytes `refs` point to: a shared slice of the blob frame for a
+    /// buffer stored in one piece in a frame read in file order, a copy
+    /// otherwise. Only recent frames are shared, so the captures a caller
+    /// keeps (replay's read-ahead) hold the frames around them alive, not
+    /// one old frame per deduplicated buffer. `Ok(None)` when a chunk's
     /// frame is unknown and `missing_ok` (recover); an error otherwise.
     pub(crate) fn resolve(
         &mut self,
         src: &mut FrameSource,
         refs: &[BlobRef],
         missing_ok: bool,
-    ) -> Result<Option<Vec<u8>>> {
-        let mut out = Vec::new();
+    ) -> Result<Option<Bytes>> {
+        let mut chunks = Vec::with_capacity(refs.len());
+        let mut shareable = refs.len() == 1;
         for r in refs {
-            let frame = match self.cache.iter().rev().find(|(n, _)| *n == r.frame) {
-                Some((_, f)) => Rc::clone(f),
+            let cached = self.cache.iter().rposition(|(n, ..)| *n == r.frame);
+            let frame = match cached {
+                Some(i) => {
+                    // Least recently used goes first: a frame that keeps
+                    // being referred to (data read back many times) stays.
+                    let hit = self.cache.remove(i);
+                    let f = Rc::clone(&hit.1);
+                    shareable &= hit.2;
+                    self.cache.push(hit);
+                    f
+                }
                 None => {
                     let Some(offset) = self.offset_of(r.frame) else {
                         if missing_ok {
@@ -296,12 +317,13 @@ impl BlobStore {
                         Err(_) if missing_ok => return Ok(None),
                         Err(e) => return Err(e),
                     };
-                    self.insert(r.frame, f);
+                    self.cache_frame(r.frame, f, false);
+                    shareable = false;
                     Rc::clone(&self.cache.last().expect("just inserted").1)
                 }
             };
             match frame.get(r.index) {
-                Some(bytes) => out.extend_from_slice(bytes),
+                Some(bytes) => chunks.push(bytes),
                 None if missing_ok => return Ok(None),
                 None => {
                     return Err(Error::corrupt(format!(
@@ -311,7 +333,14 @@ impl BlobStore {
                 }
             }
         }
-        Ok(Some(out))
+        Ok(Some(match chunks.pop() {
+            Some(only) if shareable => only,
+            Some(last) => {
+                chunks.push(last);
+                Bytes::from(chunks.concat())
+            }
+            None => Bytes::new(),
+        }))
     }
 }
 

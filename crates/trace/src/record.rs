@@ -1,6 +1,8 @@
 //! What a trace holds: system call events, process lifecycle records,
 //! signal deliveries and explicit capture losses.
 
+pub use bytes::Bytes;
+
 /// One record of a trace, in the order the recorder completed it.
 ///
 /// Records are stored in completion order; [`Record::seq`] gives capture
@@ -216,7 +218,8 @@ pub struct Capture {
     pub captured: u64,
     /// The captured bytes; `None` when the reader was opened without data
     /// and the bytes live in a buffer frame, or when they were not captured.
-    pub data: Option<Vec<u8>>,
+    /// A reader hands out slices of the blob frame they were stored in.
+    pub data: Option<Bytes>,
 }
 
 /// A process or thread the recorder began to follow, with the state replay

@@ -200,14 +200,6 @@ impl<W: Write> Writer<W> {
             Record::PathData(p) => {
                 self.body.clear();
                 self.caps.clear();
-                codec::put_path_data_head(
-                    &mut self.body,
-                    &mut self.delta,
-                    p.seq,
-                    p.time_ns,
-                    &p.path,
-                    p.offset,
-                );
                 let c = &p.data;
                 let head = CaptureHead {
                     arg: c.arg,
@@ -220,6 +212,15 @@ impl<W: Write> Writer<W> {
                     Some(d) => self.put_capture(&head, d)?,
                     None => self.put_capture_without_data(&head, c.captured),
                 }
+                // The head after the buffer (see `SyscallWriter::finish`).
+                codec::put_path_data_head(
+                    &mut self.body,
+                    &mut self.delta,
+                    p.seq,
+                    p.time_ns,
+                    &p.path,
+                    p.offset,
+                );
                 let caps = std::mem::take(&mut self.caps);
                 self.body.extend_from_slice(&caps);
                 self.caps = caps;
@@ -276,8 +277,11 @@ impl<W: Write> Writer<W> {
     pub fn syscall(&mut self, head: &SyscallHead) -> SyscallWriter<'_, W> {
         self.body.clear();
         self.caps.clear();
-        put_syscall_head(&mut self.body, &mut self.delta, head);
-        SyscallWriter { w: self, count: 0 }
+        SyscallWriter {
+            w: self,
+            head: *head,
+            count: 0,
+        }
     }
 
     /// Appends a capture and its storage (inline or blob chunks) to
@@ -340,7 +344,11 @@ impl<W: Write> Writer<W> {
         if !self.blobs.data.is_empty()
             && self.blobs.data.len() + bytes.len() > self.opts.blobs_frame_bytes
         {
-            self.flush_blobs()?;
+            // The records written so far go right after the blob frame
+            // that holds their buffers, so a reader needs only the last
+            // few blob frames at hand (a 1 MiB records frame of 4 KiB
+            // writes would otherwise follow 40 blob frames).
+            self.flush_records()?;
         }
         let number = *self.blobs.number.get_or_insert_with(|| {
             let n = self.next_frame;
@@ -580,6 +588,7 @@ fn pack(
 /// Adds captures to a system call record started by [`Writer::syscall`].
 pub struct SyscallWriter<'w, W: Write> {
     w: &'w mut Writer<W>,
+    head: SyscallHead,
     count: u64,
 }
 
@@ -602,6 +611,10 @@ impl<W: Write> SyscallWriter<'_, W> {
     /// Completes the record.
     pub fn finish(self) -> Result<()> {
         let w = self.w;
+        // The head is delta-encoded only now, after the buffers: storing
+        // them may close a records frame, and the next frame starts a
+        // fresh delta.
+        put_syscall_head(&mut w.body, &mut w.delta, &self.head);
         put(&mut w.body, self.count);
         w.body.extend_from_slice(&w.caps);
         w.summary.syscalls += 1;

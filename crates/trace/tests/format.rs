@@ -28,7 +28,7 @@ fn capture(arg: u8, role: Role, elem: u32, data: Vec<u8>) -> Capture {
         status: CaptureStatus::Complete,
         len: data.len() as u64,
         captured: data.len() as u64,
-        data: Some(data),
+        data: Some(data.into()),
     }
 }
 
@@ -401,6 +401,56 @@ fn identical_buffers_are_stored_once() {
         "deduplicated trace {sa} bytes vs distinct {sb}"
     );
     assert_eq!(read_all(&a, true).0, same);
+}
+
+/// Buffers read out of blob frames in file order share the frame's memory;
+/// a deduplicated buffer whose frame is old is copied, so whoever keeps
+/// such captures (replay's read-ahead) does not keep one old frame alive
+/// per buffer.
+#[test]
+fn old_frames_are_copied_out_recent_ones_shared() {
+    let (_d, path) = temp();
+    let mut rng = Rng(21);
+    let mut block = || -> Vec<u8> { (0..4096).map(|_| rng.next() as u8).collect() };
+    let first = block();
+    let call = |seq: u64, data: Vec<u8>| {
+        Record::Syscall(SyscallEvent {
+            seq,
+            tgid: 1,
+            tid: 1,
+            nr: 1,
+            enter_ns: seq,
+            args: [1, 0, 4096, 0, 0, 0],
+            exit: Some(SyscallExit {
+                exit_ns: seq + 1,
+                ret: 4096,
+                is_error: false,
+            }),
+            captures: vec![capture(1, Role::Entry, 0, data)],
+        })
+    };
+    // The first block, then 100 distinct blocks (25 frames of 16 KiB, far
+    // more than the reader caches), then the first block again.
+    let mut records = vec![call(0, first.clone())];
+    records.extend((1..=100).map(|i| call(i, block())));
+    records.push(call(101, first.clone()));
+    write_trace(&path, &records, small_frames());
+    let mut reader = Reader::open(&path, ReadOptions { data: true }).unwrap();
+    let mut shared = Vec::new();
+    while let Some(rec) = reader.next_record().unwrap() {
+        let Record::Syscall(e) = &rec else { continue };
+        let data = e.captures[0].data.as_ref().expect("data");
+        // Unique: nothing else (the frame cache) holds this memory.
+        shared.push(!data.is_unique());
+        assert_eq!(Some(rec), records.get(shared.len() - 1).cloned());
+    }
+    assert_eq!(shared.len(), records.len());
+    let copied: Vec<usize> = (0..101).filter(|&i| !shared[i]).collect();
+    assert!(
+        copied.is_empty(),
+        "in-order frames are shared, not {copied:?}"
+    );
+    assert!(!shared[101], "the old frame's buffer is a copy");
 }
 
 #[test]
