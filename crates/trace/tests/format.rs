@@ -362,31 +362,33 @@ fn reading_without_data_keeps_lengths() {
     }
 }
 
+/// A 4 KiB `write` of `data` with sequence id `seq`.
+fn write_call(seq: u64, data: Vec<u8>) -> Record {
+    Record::Syscall(SyscallEvent {
+        seq,
+        tgid: 1,
+        tid: 1,
+        nr: 1,
+        enter_ns: seq,
+        args: [1, 0, 4096, 0, 0, 0],
+        exit: Some(SyscallExit {
+            exit_ns: seq + 1,
+            ret: 4096,
+            is_error: false,
+        }),
+        captures: vec![capture(1, Role::Entry, 0, data)],
+    })
+}
+
 #[test]
 fn identical_buffers_are_stored_once() {
     let (_d, a) = temp();
     let (_e, b) = temp();
-    let call = |seq: u64, data: Vec<u8>| {
-        Record::Syscall(SyscallEvent {
-            seq,
-            tgid: 1,
-            tid: 1,
-            nr: 1,
-            enter_ns: seq,
-            args: [1, 0, 4096, 0, 0, 0],
-            exit: Some(SyscallExit {
-                exit_ns: seq + 1,
-                ret: 4096,
-                is_error: false,
-            }),
-            captures: vec![capture(1, Role::Entry, 0, data)],
-        })
-    };
     let mut rng = Rng(9);
     let block: Vec<u8> = (0..4096).map(|_| rng.next() as u8).collect();
-    let same: Vec<Record> = (0..1000).map(|i| call(i, block.clone())).collect();
+    let same: Vec<Record> = (0..1000).map(|i| write_call(i, block.clone())).collect();
     let distinct: Vec<Record> = (0..1000)
-        .map(|i| call(i, (0..4096).map(|_| rng.next() as u8).collect()))
+        .map(|i| write_call(i, (0..4096).map(|_| rng.next() as u8).collect()))
         .collect();
     let end = write_trace(&a, &same, WriterOptions::default());
     write_trace(&b, &distinct, WriterOptions::default());
@@ -413,27 +415,11 @@ fn old_frames_are_copied_out_recent_ones_shared() {
     let mut rng = Rng(21);
     let mut block = || -> Vec<u8> { (0..4096).map(|_| rng.next() as u8).collect() };
     let first = block();
-    let call = |seq: u64, data: Vec<u8>| {
-        Record::Syscall(SyscallEvent {
-            seq,
-            tgid: 1,
-            tid: 1,
-            nr: 1,
-            enter_ns: seq,
-            args: [1, 0, 4096, 0, 0, 0],
-            exit: Some(SyscallExit {
-                exit_ns: seq + 1,
-                ret: 4096,
-                is_error: false,
-            }),
-            captures: vec![capture(1, Role::Entry, 0, data)],
-        })
-    };
     // The first block, then 100 distinct blocks (25 frames of 16 KiB, far
     // more than the reader caches), then the first block again.
-    let mut records = vec![call(0, first.clone())];
-    records.extend((1..=100).map(|i| call(i, block())));
-    records.push(call(101, first.clone()));
+    let mut records = vec![write_call(0, first.clone())];
+    records.extend((1..=100).map(|i| write_call(i, block())));
+    records.push(write_call(101, first.clone()));
     write_trace(&path, &records, small_frames());
     let mut reader = Reader::open(&path, ReadOptions { data: true }).unwrap();
     let mut shared = Vec::new();
