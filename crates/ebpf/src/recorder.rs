@@ -440,6 +440,16 @@ impl<'s> Recorder<'s, '_, '_> {
             let stops = me.stop_requests();
             if stops != stops_seen {
                 stops_seen = stops;
+                // The stop may have come while the ring was being drained:
+                // what was written meanwhile is drained too, so the process
+                // resumes with the ring empty, not near the mark (its
+                // threads could overrun the rest before stopping again).
+                drop(me);
+                let _ = ring.consume_raw();
+                me = cell.borrow_mut();
+                if let Some(e) = me.error.take() {
+                    return Err(e);
+                }
                 me.resume_stopped();
             }
             if let Some(pid) = root.filter(|_| !root_done) {

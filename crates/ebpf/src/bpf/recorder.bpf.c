@@ -154,17 +154,22 @@ static __always_inline bool reserve_dynptr(struct bpf_dynptr *d, __u32 size)
 
 /* Stops the current process when the ring is filling faster than the
  * recorder drains it. The signal goes out before the process is published
- * in `stopped`, so the recorder never resumes a stop it has not seen. */
+ * in `stopped`, so the recorder never resumes a stop it has not seen. It
+ * goes out again at every call while the ring stays above the mark, even
+ * for a process already published: the recorder's SIGCONT for an earlier
+ * stop may have cancelled it (the recorder unpublishes, then continues;
+ * a stop sent in between was continued at once), and a stop that holds no
+ * longer would let the process overrun the ring. */
 static __always_inline void throttle(__u32 tgid)
 {
 	if (bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) < high_water)
 		return;
-	if (bpf_map_lookup_elem(&stopped, &tgid))
-		return;
 	if (bpf_send_signal(SIGSTOP_NR))
 		return;
 	__u8 one = 1;
-	bpf_map_update_elem(&stopped, &tgid, &one, BPF_ANY);
+	/* Published already: the recorder has yet to resume it, and will. */
+	if (bpf_map_update_elem(&stopped, &tgid, &one, BPF_NOEXIST))
+		return;
 	__sync_fetch_and_add(&stop_requests, 1);
 	struct counters *c = counters();
 	if (c)
