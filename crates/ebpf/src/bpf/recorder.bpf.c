@@ -154,17 +154,23 @@ static __always_inline bool reserve_dynptr(struct bpf_dynptr *d, __u32 size)
 
 /* Stops the current process when the ring is filling faster than the
  * recorder drains it. The signal goes out before the process is published
- * in `stopped`, so the recorder never resumes a stop it has not seen. It
- * goes out again at every call while the ring stays above the mark, even
- * for a process already published: the recorder's SIGCONT for an earlier
- * stop may have cancelled it (the recorder unpublishes, then continues;
- * a stop sent in between was continued at once), and a stop that holds no
- * longer would let the process overrun the ring. */
+ * in `stopped`, so the recorder never resumes a stop it has not seen.
+ *
+ * It goes to the calling thread, which takes it on its way back from this
+ * very call and so stops the whole group at once. Sent to the process, it
+ * would wait in the shared queue for whichever thread the kernel picks,
+ * possibly one not running for milliseconds, while the others go on
+ * writing past the headroom.
+ *
+ * It goes out again at every call while the ring stays above the mark,
+ * even for a process already published: the recorder's SIGCONT for an
+ * earlier stop may have cancelled it (the recorder unpublishes, then
+ * continues; a stop sent in between was continued at once). */
 static __always_inline void throttle(__u32 tgid)
 {
 	if (bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) < high_water)
 		return;
-	if (bpf_send_signal(SIGSTOP_NR))
+	if (bpf_send_signal_thread(SIGSTOP_NR))
 		return;
 	__u8 one = 1;
 	/* Published already: the recorder has yet to resume it, and will. */
