@@ -365,9 +365,9 @@ impl Data {
             self.len.append_value(c.len);
             self.captured.append_value(c.captured);
             self.data.append_option(c.data.as_deref());
-            self.bytes += c.data.as_ref().map_or(0, |d| d.len());
             self.rows += 1;
         }
+        self.bytes += buffer_bytes(e);
     }
 
     fn finish(&mut self) -> Result<RecordBatch, Error> {
@@ -375,11 +375,10 @@ impl Data {
         self.bytes = 0;
         // Sized for a whole batch up front: growing by doubling would copy
         // every buffer several times.
-        let data = std::mem::replace(
+        let mut data = std::mem::replace(
             &mut self.data,
             BinaryBuilder::with_capacity(1024, BATCH_DATA_BYTES),
         );
-        let mut data = data;
         let cols: Vec<ArrayRef> = vec![
             Arc::new(self.seq.finish()),
             Arc::new(self.arg.finish()),
@@ -393,6 +392,15 @@ impl Data {
         ];
         Ok(RecordBatch::try_new(data_schema(), cols)?)
     }
+}
+
+/// The buffer bytes an event brings to the data table.
+fn buffer_bytes(e: &SyscallEvent) -> usize {
+    e.captures
+        .iter()
+        .filter_map(|c| c.data.as_ref())
+        .map(|d| d.len())
+        .sum()
 }
 
 /// Column builders of the processes table.
@@ -771,13 +779,7 @@ fn decode(
             Record::Syscall(e) => {
                 // A batch is handed over before it would outgrow its
                 // buffer (growing it would copy every byte in it).
-                let incoming: usize = e
-                    .captures
-                    .iter()
-                    .filter_map(|c| c.data.as_ref())
-                    .map(|d| d.len())
-                    .sum();
-                if data.rows > 0 && data.bytes + incoming > BATCH_DATA_BYTES {
+                if data.rows > 0 && data.bytes + buffer_bytes(e) > BATCH_DATA_BYTES {
                     tx[DATA].send(data.finish()?).map_err(|_| closed())?;
                 }
                 let start = scan.start_ns().unwrap_or(0);

@@ -431,12 +431,18 @@ impl<'s> Recorder<'s, '_, '_> {
         let mut last_flush = Instant::now();
         let mut last_prune = Instant::now();
         let mut root_done = root.is_none();
-        loop {
+        // Drains the ring, then hands the recorder back unless a record
+        // failed.
+        let drain = || {
             let _ = ring.consume_raw();
             let mut me = cell.borrow_mut();
-            if let Some(e) = me.error.take() {
-                return Err(e);
+            match me.error.take() {
+                Some(e) => Err(e),
+                None => Ok(me),
             }
+        };
+        loop {
+            let mut me = drain()?;
             let stops = me.stop_requests();
             if stops != stops_seen {
                 stops_seen = stops;
@@ -445,11 +451,7 @@ impl<'s> Recorder<'s, '_, '_> {
                 // resumes with the ring empty, not near the mark (its
                 // threads could overrun the rest before stopping again).
                 drop(me);
-                let _ = ring.consume_raw();
-                me = cell.borrow_mut();
-                if let Some(e) = me.error.take() {
-                    return Err(e);
-                }
+                me = drain()?;
                 me.resume_stopped();
             }
             if let Some(pid) = root.filter(|_| !root_done) {
@@ -499,11 +501,7 @@ impl<'s> Recorder<'s, '_, '_> {
                     // The calls the held thread finished before this one
                     // are in the ring: their late snapshots come first.
                     drop(me);
-                    let _ = ring.consume_raw();
-                    me = cell.borrow_mut();
-                    if let Some(e) = me.error.take() {
-                        return Err(e);
-                    }
+                    me = drain()?;
                     me.on_held(held)?;
                     match me.gate.as_ref().map(|g| g.wait(Duration::ZERO)) {
                         Some(Ok(Some(next))) => held = next,
