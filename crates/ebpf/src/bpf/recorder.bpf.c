@@ -192,10 +192,11 @@ struct cap {
 	__u32 tid;
 	__u32 elem;
 	__u32 chunk; /* bytes per record; 0: CHUNK */
-	__u64 failed_at; /* offset of the chunk that could not be read, or -1 */
+	__u64 failed_at; /* offset of the chunk that could not be read */
 	__u8 arg;
 	__u8 flags;
-	__u8 pad[2];
+	__u8 failed; /* set by the chunk that could not be read */
+	__u8 pad;
 };
 
 /* Writes the header of one chunk of capture `c` at the start of `d`. */
@@ -217,7 +218,9 @@ static __always_inline void write_capture_head(struct bpf_dynptr *d, struct cap 
 }
 
 /* Chunk i of a capture. The offset is derived from the index and never
- * written back, so the verifier sees the same state at every iteration. */
+ * written back, and a failure only sets a flag (bpf_loop's count says
+ * which chunk it was): the verifier then sees the same state at every
+ * iteration and checks the callback twice, not hundreds of times. */
 static long chunk_cb(__u64 i, struct cap *c)
 {
 	__u32 step = c->chunk && c->chunk < CHUNK ? c->chunk : CHUNK;
@@ -232,7 +235,7 @@ static long chunk_cb(__u64 i, struct cap *c)
 	long failed = n && bpf_probe_read_user_dynptr(&d, sizeof(struct rec_capture), n,
 						     (void *)(c->addr + off));
 	if (failed)
-		c->failed_at = off;
+		c->failed = 1;
 	write_capture_head(&d, c, failed ? c->flags | CAP_FAILED : c->flags, off, failed ? 0 : n);
 	bpf_ringbuf_submit_dynptr(&d, BPF_RB_NO_WAKEUP);
 	return failed ? 1 : 0;
@@ -274,10 +277,11 @@ __noinline int emit_data(struct cap *in)
 		c.want = CAPTURE_MAX;
 	__u32 step = c.chunk && c.chunk < CHUNK ? c.chunk : CHUNK;
 	__u32 chunks = c.want ? (c.want + step - 1) / step : 1;
-	c.failed_at = (__u64)-1;
-	bpf_loop(chunks, chunk_cb, &c, 0);
-	if (c.failed_at == (__u64)-1)
+	c.failed = 0;
+	long done = bpf_loop(chunks, chunk_cb, &c, 0);
+	if (!c.failed || done < 1)
 		return 0;
+	c.failed_at = (__u64)(done - 1) * step;
 	bpf_loop(step / 4096 + 1, page_cb, &c, 0);
 	return 1;
 }
