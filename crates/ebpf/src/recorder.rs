@@ -93,6 +93,8 @@ pub(crate) fn run<W: Write + Send>(
             seen: 0,
             malformed: 0,
             error: None,
+            spills_done: 0,
+            spills_unsure: Vec::new(),
         };
         rec.trace(target, root)
     })
@@ -166,6 +168,9 @@ fn load<'o>(
         DataPolicy::Max(n) => n.min(CAPTURE_MAX),
     };
     ro.high_water = u64::from(ring) * u64::from(opts.high_water_percent.clamp(1, 99)) / 100;
+    // Halfway from the mark to full: the rest stays free for call records
+    // and spills, whatever one call's buffers amount to.
+    ro.spill_at = ro.high_water + (u64::from(ring) - ro.high_water) / 2;
     let skel = open.load().map_err(|e| {
         Error::Bpf(format!(
             "cannot load the BPF program ({e}); the ebpf back end needs root \
@@ -191,6 +196,19 @@ struct Task {
     caps: Captures,
     /// The capture still receiving chunks.
     open: Option<Open>,
+    /// Captures whose tail is still in the process, read when the call
+    /// ends.
+    spills: Vec<Pending>,
+}
+
+/// The tail of a capture left in the process (a spill): the zeroed bytes
+/// `bytes` of the task's captures stand for user memory at `addr`.
+struct Pending {
+    number: u64,
+    /// Index of the capture in `Captures::heads`.
+    head: usize,
+    bytes: std::ops::Range<usize>,
+    addr: u64,
 }
 
 /// A capture whose chunks are still arriving.
@@ -223,6 +241,13 @@ struct Recorder<'s, 'o, 'q> {
     malformed: u64,
     /// The first error met inside the ring callback.
     error: Option<Error>,
+    /// Spills read (or given up on): until every spill the kernel side
+    /// made is done, no stopped process is resumed.
+    spills_done: u64,
+    /// Spills whose stop a resume may have cancelled: the thread may have
+    /// run on before its memory was read, so their tails count as
+    /// unreadable.
+    spills_unsure: Vec<u64>,
 }
 
 impl<'s> Recorder<'s, '_, '_> {
@@ -246,15 +271,25 @@ impl<'s> Recorder<'s, '_, '_> {
     }
 
     fn stop_requests(&self) -> u64 {
-        let bss = self
-            .skel
-            .maps
-            .bss_data
-            .as_deref()
-            .expect("the object has a .bss section");
+        let bss = self.bss();
         // SAFETY: as in `counter`.
         unsafe { &*(std::ptr::addr_of!(bss.stop_requests) as *const AtomicU64) }
             .load(Ordering::Relaxed)
+    }
+
+    /// Spills the kernel side has made so far.
+    fn spills(&self) -> u64 {
+        let bss = self.bss();
+        // SAFETY: as in `counter`.
+        unsafe { &*(std::ptr::addr_of!(bss.spills) as *const AtomicU64) }.load(Ordering::SeqCst)
+    }
+
+    fn bss(&self) -> &'s crate::skel::types::bss {
+        let skel: &'s RecorderSkel<'_> = self.skel;
+        skel.maps
+            .bss_data
+            .as_deref()
+            .expect("the object has a .bss section")
     }
 
     fn trace(&mut self, target: &Target, root: Option<i32>) -> Result<RecordSummary, Error> {
@@ -428,6 +463,7 @@ impl<'s> Recorder<'s, '_, '_> {
             .map_err(bpf("ring buffer"))?;
         let ring = builder.build().map_err(bpf("ring buffer"))?;
         let mut stops_seen = 0;
+        let mut resume_owed = false;
         let mut last_flush = Instant::now();
         let mut last_prune = Instant::now();
         let mut root_done = root.is_none();
@@ -444,7 +480,7 @@ impl<'s> Recorder<'s, '_, '_> {
         loop {
             let mut me = drain()?;
             let stops = me.stop_requests();
-            if stops != stops_seen {
+            if stops != stops_seen || resume_owed {
                 stops_seen = stops;
                 // The stop may have come while the ring was being drained:
                 // what was written meanwhile is drained too, so the process
@@ -452,7 +488,7 @@ impl<'s> Recorder<'s, '_, '_> {
                 // threads could overrun the rest before stopping again).
                 drop(me);
                 me = drain()?;
-                me.resume_stopped();
+                resume_owed = !me.resume_stopped();
             }
             if let Some(pid) = root.filter(|_| !root_done) {
                 let mut status = 0;
@@ -515,14 +551,62 @@ impl<'s> Recorder<'s, '_, '_> {
     }
 
     /// Resumes every process the kernel side stopped, now that the ring has
-    /// been drained.
-    fn resume_stopped(&mut self) {
+    /// been drained; false (nothing resumed) while a spilled capture is
+    /// still to be read, since its thread must stay stopped until then.
+    fn resume_stopped(&mut self) -> bool {
+        let before = self.spills();
+        if before != self.spills_done {
+            return false;
+        }
         let keys: Vec<Vec<u8>> = self.skel.maps.stopped.keys().collect();
         for key in keys {
             let _ = self.skel.maps.stopped.delete(&key);
             if let Ok(b) = <[u8; 4]>::try_from(key.as_slice()) {
                 // SAFETY: kill has no memory effects.
                 unsafe { libc::kill(u32::from_ne_bytes(b) as i32, libc::SIGCONT) };
+            }
+        }
+        // A spill made meanwhile sent its SIGSTOP before being counted
+        // here, so the SIGCONT may have cancelled it.
+        self.spills_unsure.extend(before + 1..=self.spills());
+        true
+    }
+
+    /// Drops a task that ended or was replaced; its unread spills are done.
+    fn forget(&mut self, tid: u32) {
+        if let Some(task) = self.tasks.remove(&tid) {
+            self.spills_done += task.spills.len() as u64;
+        }
+    }
+
+    /// Reads the tails of the task's spilled captures from the thread,
+    /// which the kernel side stopped on its way back from the call. What
+    /// cannot be read (the thread died, or may have run on) is kept up to
+    /// where reading stopped and marked unreadable.
+    fn read_spills(&mut self, tid: u32, returned: bool) {
+        let Some(task) = self.tasks.get_mut(&tid) else {
+            return;
+        };
+        let stopped = returned && wait_stopped(tid);
+        for p in std::mem::take(&mut task.spills) {
+            self.spills_done += 1;
+            let sure = !self.spills_unsure.contains(&p.number);
+            self.spills_unsure.retain(|&n| n != p.number);
+            let dest = &mut task.caps.bytes[p.bytes.clone()];
+            let got = if stopped && sure {
+                read_remote(tid, p.addr, dest)
+            } else {
+                0
+            };
+            if got < dest.len() {
+                let (head, range) = &mut task.caps.heads[p.head];
+                if range.end == p.bytes.end {
+                    range.end = p.bytes.start + got;
+                }
+                if head.status != CaptureStatus::Unreadable {
+                    head.status = CaptureStatus::Unreadable;
+                    self.counts.unreadable += 1;
+                }
             }
         }
     }
@@ -544,11 +628,14 @@ impl<'s> Recorder<'s, '_, '_> {
                 want,
                 offset,
                 data,
+                spill,
             } => {
                 let task = self.tasks.entry(tid).or_default();
                 if task.seq != seq {
                     // Captures of a call whose record never came: lost
                     // (counted by the kernel side).
+                    self.spills_done += task.spills.len() as u64;
+                    task.spills.clear();
                     task.caps.clear();
                     task.open = None;
                     task.seq = seq;
@@ -588,15 +675,37 @@ impl<'s> Recorder<'s, '_, '_> {
                         flags: 0,
                     });
                 }
+                let last = task.caps.heads.len().wrapping_sub(1);
                 if let (Some(open), Some((_, range))) = (&mut task.open, task.caps.heads.last_mut())
                 {
                     open.flags |= flags;
                     if range.end == task.caps.bytes.len()
                         && (range.end - range.start) as u64 == offset
                     {
-                        task.caps.bytes.extend_from_slice(data);
+                        match spill {
+                            None => task.caps.bytes.extend_from_slice(data),
+                            Some(s) => {
+                                // Room for the tail, filled when the call
+                                // ends and the thread has stopped.
+                                let at = task.caps.bytes.len();
+                                let tail = want.saturating_sub(offset) as usize;
+                                task.caps.bytes.resize(at + tail, 0);
+                                task.spills.push(Pending {
+                                    number: s.number,
+                                    head: last,
+                                    bytes: at..at + tail,
+                                    addr: s.addr.wrapping_add(offset),
+                                });
+                            }
+                        }
                         range.end = task.caps.bytes.len();
+                    } else if spill.is_some() {
+                        // Out of order: nothing to fill, but the spill is
+                        // accounted for.
+                        self.spills_done += 1;
                     }
+                } else if spill.is_some() {
+                    self.spills_done += 1;
                 }
             }
             RingRecord::Call {
@@ -611,10 +720,15 @@ impl<'s> Recorder<'s, '_, '_> {
                 self.seen += 1;
                 let task = self.tasks.entry(tid).or_default();
                 if task.seq != seq {
+                    self.spills_done += task.spills.len() as u64;
+                    task.spills.clear();
                     task.caps.clear();
                     task.open = None;
                 }
                 close(task, self.policy, &mut self.counts);
+                if !task.spills.is_empty() {
+                    self.read_spills(tid, exit.is_some());
+                }
                 let head = SyscallHead {
                     seq,
                     tgid,
@@ -684,7 +798,7 @@ impl<'s> Recorder<'s, '_, '_> {
                 if old_tid != tid {
                     self.superseded.insert(old_tid, tid);
                     self.live.remove(&old_tid);
-                    self.tasks.remove(&tid);
+                    self.forget(tid);
                 }
             }
             RingRecord::Exit {
@@ -696,7 +810,7 @@ impl<'s> Recorder<'s, '_, '_> {
             } => {
                 self.seen += 1;
                 self.live.remove(&tid);
-                self.tasks.remove(&tid);
+                self.forget(tid);
                 let status = exit_status(code as i32);
                 self.sink.record(Record::ProcessExit(ProcessExit {
                     seq,
@@ -819,6 +933,56 @@ fn self_detach(
 }
 
 /// Finishes the open capture of `task`: its status from what arrived.
+/// How long a spilled thread may take to stop before its tail is given
+/// up (it left the call and takes the pending stop at once, unless it
+/// was killed).
+const SPILL_STOP_WAIT: Duration = Duration::from_secs(2);
+
+/// Waits until the thread is stopped; false if it ended or did not stop.
+fn wait_stopped(tid: u32) -> bool {
+    let path = format!("/proc/{tid}/stat");
+    let started = Instant::now();
+    loop {
+        let Ok(stat) = std::fs::read(&path) else {
+            return false;
+        };
+        // The state follows the command name's closing parenthesis.
+        let state = stat
+            .iter()
+            .rposition(|&b| b == b')')
+            .and_then(|at| stat.get(at + 2));
+        match state {
+            Some(b'T' | b't') => return true,
+            Some(b'Z' | b'X') | None => return false,
+            _ if started.elapsed() > SPILL_STOP_WAIT => return false,
+            _ => std::thread::sleep(Duration::from_micros(50)),
+        }
+    }
+}
+
+/// Copies the thread's memory at `addr` into `dest`; the bytes read.
+fn read_remote(tid: u32, addr: u64, dest: &mut [u8]) -> usize {
+    let mut got = 0;
+    while got < dest.len() {
+        let local = libc::iovec {
+            iov_base: dest[got..].as_mut_ptr().cast(),
+            iov_len: dest.len() - got,
+        };
+        let remote = libc::iovec {
+            iov_base: (addr + got as u64) as *mut libc::c_void,
+            iov_len: dest.len() - got,
+        };
+        // SAFETY: `local` is writable for its length; the remote range is
+        // only read, by the kernel, with the usual permission checks.
+        let n = unsafe { libc::process_vm_readv(tid as i32, &local, 1, &remote, 1, 0) };
+        if n <= 0 {
+            break;
+        }
+        got += n as usize;
+    }
+    got
+}
+
 fn close(task: &mut Task, policy: DataPolicy, counts: &mut CaptureCounts) {
     let Some(open) = task.open.take() else {
         return;

@@ -15,6 +15,15 @@ pub(crate) const CAP_STRING: u8 = 4;
 pub(crate) const CAP_UNTERMINATED: u8 = 8;
 pub(crate) const CAP_RETRY: u8 = 16;
 
+/// Where the rest of a spilled capture is (`struct rec_spill`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Spill {
+    /// The user address of the capture's first byte.
+    pub addr: u64,
+    /// The spill's number, counted from 1 by the kernel side.
+    pub number: u64,
+}
+
 /// One ring record.
 #[derive(Debug)]
 pub(crate) enum RingRecord<'a> {
@@ -39,6 +48,9 @@ pub(crate) enum RingRecord<'a> {
         want: u64,
         offset: u64,
         data: &'a [u8],
+        /// A spill: the bytes from `offset` to `want` are left in the
+        /// process, to be read there.
+        spill: Option<Spill>,
     },
     Fork {
         tid: u32,
@@ -119,8 +131,25 @@ pub(crate) fn parse(b: &[u8]) -> Option<RingRecord<'_>> {
                 want: u64_at(b, h + 24)?,
                 offset: u64_at(b, h + 32)?,
                 data: b.get(CAPTURE_HEAD..CAPTURE_HEAD.checked_add(size)?)?,
+                spill: None,
             }
         }
+        7 => RingRecord::Capture {
+            tid,
+            seq,
+            arg: *b.get(h)?,
+            flags: *b.get(h + 1)?,
+            elem: u32_at(b, h + 4)?,
+            len: u64_at(b, h + 8)?,
+            present: u64_at(b, h + 16)?,
+            want: u64_at(b, h + 24)?,
+            offset: u64_at(b, h + 32)?,
+            data: &[],
+            spill: Some(Spill {
+                addr: u64_at(b, h + 40)?,
+                number: u64_at(b, h + 48)?,
+            }),
+        },
         3 => RingRecord::Fork {
             tid,
             seq,
@@ -177,5 +206,14 @@ mod tests {
         assert!(parse(&cap).is_none());
         cap[HEAD + 40] = 4;
         assert!(matches!(parse(&cap), Some(RingRecord::Capture { data, .. }) if data.len() == 4));
+        // A spill is 80 bytes: one short of that is refused.
+        let mut spill = vec![0u8; 80];
+        spill[0] = 7;
+        spill[HEAD + 48] = 3;
+        assert!(parse(&spill[..79]).is_none());
+        assert!(matches!(
+            parse(&spill),
+            Some(RingRecord::Capture { spill: Some(s), data, .. }) if s.number == 3 && data.is_empty()
+        ));
     }
 }

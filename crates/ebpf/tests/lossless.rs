@@ -1,7 +1,9 @@
 //! Losslessness under pressure: four threads write 64 KiB buffers as fast
 //! as they can into a deliberately small ring (1 MiB). The recording must
 //! either hold every call with every byte, or fail loudly with a gap
-//! record: never a silent hole. Needs root (fails, does not skip, without).
+//! record: never a silent hole. And one call's buffer larger than the
+//! whole ring is recorded in full all the same. Needs root (fails, does
+//! not skip, without).
 
 mod common;
 
@@ -111,4 +113,69 @@ fn a_small_ring_loses_nothing_or_says_so() {
         }
         Err(e) => panic!("recording failed: {e}"),
     }
+}
+
+/// One call's buffer larger than the whole ring (12 MiB through a 1 MiB
+/// ring, from two threads at once, both ways): the part that does not fit
+/// is read from the stopped thread, so every byte is still there.
+#[test]
+fn a_buffer_larger_than_the_ring_is_complete() {
+    const BIG_THREADS: u64 = 2;
+    const BIG: u64 = 12 << 20;
+    common::require_ebpf();
+    let tmp = tempfile::tempdir().expect("temporary directory");
+    let exe = common::compile(&common::program("bigio"), &tmp.path().join("bigio"));
+    let trace = tmp.path().join("bigio.rtr");
+    let target = Target::spawn(&[
+        exe.into(),
+        tmp.path().join("out.dat").into(),
+        BIG_THREADS.to_string().into(),
+        BIG.to_string().into(),
+    ])
+    .expect("program found");
+    let mut w = Writer::create(&trace, &TraceMeta::default(), WriterOptions::default())
+        .expect("trace created");
+    let opts = reanimator_ebpf::Options {
+        ring_bytes: 1 << 20,
+        ..reanimator_ebpf::Options::default()
+    };
+    let summary =
+        reanimator_ebpf::record(&target, DataPolicy::All, SnapshotPolicy::Off, &opts, &mut w)
+            .expect("recorded without loss");
+    w.finish().expect("trace finished");
+    assert_eq!(
+        summary.root_status,
+        Some(reanimator_trace::ExitStatus::Exited(0)),
+        "the program saw its own data back"
+    );
+    assert_eq!(summary.captures.unreadable, 0);
+
+    let mut reader = Reader::open(&trace, ReadOptions { data: true }).expect("trace opens");
+    let mut checked = Vec::new();
+    while let Some(r) = reader.next_record().expect("trace reads") {
+        let Record::Syscall(e) = r else { continue };
+        let role = match e.nr as i64 {
+            libc::SYS_pwrite64 => reanimator_trace::Role::Entry,
+            libc::SYS_pread64 => reanimator_trace::Role::Exit,
+            _ => continue,
+        };
+        if e.args[2] != BIG {
+            continue; // the dynamic loader's pread64 of an ELF header
+        }
+        let cap = e.capture(1, role).expect("the buffer is captured");
+        assert_eq!(cap.status, CaptureStatus::Complete, "call {}", e.seq);
+        let data = cap.data.as_deref().expect("data");
+        assert_eq!(data.len() as u64, BIG, "call {}", e.seq);
+        let t = e.args[3] / BIG;
+        for (j, &b) in data.iter().enumerate() {
+            let want = (t * 13 + j as u64 / 4096 + j as u64) as u8;
+            assert_eq!(b, want, "byte {j} of call {} (thread {t})", e.seq);
+        }
+        checked.push(e.nr);
+    }
+    assert_eq!(
+        checked.len() as u64,
+        2 * BIG_THREADS,
+        "every pwrite and pread"
+    );
 }

@@ -40,11 +40,14 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 /* Set by the recorder before loading. */
 const volatile __u64 data_max = CAPTURE_MAX; /* bytes kept per data buffer */
 const volatile __u64 high_water = 1 << 20;   /* ring bytes that stop a process */
+const volatile __u64 spill_at = 3 << 19;     /* ring bytes past which data is spilled */
 
 /* The next sequence id; the recorder takes ids from it too. */
 __u64 next_seq = 1;
 /* Bumped at every back-pressure stop, so the recorder knows to look. */
 __u64 stop_requests = 0;
+/* Spills so far; bumped before the spilling thread is sent SIGSTOP. */
+__u64 spills = 0;
 
 extern int bpf_probe_read_user_dynptr(struct bpf_dynptr *dptr, __u32 off, __u32 size,
 				      const void *unsafe_ptr__ign) __ksym;
@@ -166,10 +169,8 @@ static __always_inline bool reserve_dynptr(struct bpf_dynptr *d, __u32 size)
  * even for a process already published: the recorder's SIGCONT for an
  * earlier stop may have cancelled it (the recorder unpublishes, then
  * continues; a stop sent in between was continued at once). */
-static __always_inline void throttle(__u32 tgid)
+static __always_inline void stop_process(__u32 tgid)
 {
-	if (bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) < high_water)
-		return;
 	if (bpf_send_signal_thread(SIGSTOP_NR))
 		return;
 	__u8 one = 1;
@@ -180,6 +181,12 @@ static __always_inline void throttle(__u32 tgid)
 	struct counters *c = counters();
 	if (c)
 		c->stops++;
+}
+
+static __always_inline void throttle(__u32 tgid)
+{
+	if (bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) >= high_water)
+		stop_process(tgid);
 }
 
 /* What one capture is; also the bpf_loop context that emits it. */
@@ -217,6 +224,33 @@ static __always_inline void write_capture_head(struct bpf_dynptr *d, struct cap 
 	bpf_dynptr_write(d, 0, &h, sizeof(h), 0);
 }
 
+/* Leaves bytes [off, want) of capture `c` to the recorder: the ring is
+ * too full for them (the rest of the ring stays free for small records).
+ * The thread is stopped on its way back from this call, with the buffer
+ * as the call left it, and the recorder reads it there. */
+static __always_inline void spill(struct cap *c, __u64 off)
+{
+	struct rec_spill *r = reserve_record(sizeof(*r));
+	if (!r)
+		return;
+	r->h.type = REC_SPILL;
+	r->h.tid = c->tid;
+	r->h.seq = c->seq;
+	r->h.time_ns = 0;
+	r->arg = c->arg;
+	r->flags = c->flags;
+	r->pad = 0;
+	r->elem = c->elem;
+	r->len = c->len;
+	r->present = c->present;
+	r->want = c->want;
+	r->offset = off;
+	r->addr = c->addr;
+	r->number = __sync_fetch_and_add(&spills, 1) + 1;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	stop_process(bpf_get_current_pid_tgid() >> 32);
+}
+
 /* Chunk i of a capture. The offset is derived from the index and never
  * written back, and a failure only sets a flag (bpf_loop's count says
  * which chunk it was): the verifier then sees the same state at every
@@ -229,6 +263,10 @@ static long chunk_cb(__u64 i, struct cap *c)
 		return 1;
 	__u64 left = c->want - off;
 	__u32 n = left > step ? step : left;
+	if (bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) + sizeof(struct rec_capture) + n > spill_at) {
+		spill(c, off);
+		return 1;
+	}
 	struct bpf_dynptr d;
 	if (!reserve_dynptr(&d, sizeof(struct rec_capture) + n))
 		return 1;

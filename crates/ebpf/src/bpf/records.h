@@ -15,6 +15,7 @@ enum rec_type {
 	REC_EXEC = 4,    /* a successful execve                            */
 	REC_EXIT = 5,    /* a traced task ended                            */
 	REC_SIGNAL = 6,  /* a signal delivered to a traced task            */
+	REC_SPILL = 7,   /* the rest of a capture, left for the recorder   */
 };
 
 struct rec_head {
@@ -61,6 +62,27 @@ struct rec_capture {
 	__u64 want;    /* bytes the policy keeps (<= present)              */
 	__u64 offset;
 	__u64 size;
+};
+
+/* The ring had no room for the rest of a capture (one call's buffer can
+ * be larger than the ring): bytes [offset, want) of the capture, at user
+ * address addr + offset, are read by the recorder with process_vm_readv
+ * once the thread has stopped on its way back from the call (the kernel
+ * side sends it SIGSTOP). Fields as in rec_capture; `number` counts
+ * spills from 1, so the recorder knows which stops are still owed a
+ * read. */
+struct rec_spill {
+	struct rec_head h;
+	__u8 arg;
+	__u8 flags;
+	__u16 pad;
+	__u32 elem;
+	__u64 len;
+	__u64 present;
+	__u64 want;
+	__u64 offset;
+	__u64 addr;
+	__u64 number;
 };
 
 struct rec_fork {
