@@ -30,8 +30,9 @@ pub struct RecordArgs {
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
     /// eBPF ring buffer size in bytes (a power of two; the program is
-    /// stopped while the recorder drains it once it is half full).
-    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
+    /// stopped while the recorder drains it once it is half full, and a
+    /// buffer larger than what is left is read from the stopped thread).
+    #[arg(long, value_name = "BYTES", default_value_t = 32 << 20)]
     pub ring_size: u32,
     /// Buffer data to capture: `all` bytes, `none` (lengths only), or
     /// `max=BYTES` per buffer. Paths and structures are always captured;
@@ -281,6 +282,14 @@ fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, los
         (
             s.entered_before_attach,
             "calls in progress at attach not recorded",
+        ),
+        (
+            s.backpressure_stops,
+            "back-pressure stops (the program waited for the recorder)",
+        ),
+        (
+            s.spills,
+            "buffers larger than the ring read from the stopped thread",
         ),
     ] {
         if n > 0 {

@@ -48,7 +48,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            ring_bytes: 64 << 20,
+            ring_bytes: 32 << 20,
             high_water_percent: 50,
         }
     }

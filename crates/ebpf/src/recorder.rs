@@ -863,12 +863,14 @@ impl<'s> Recorder<'s, '_, '_> {
                 };
                 ring_full += at(0);
                 no_storage += at(1);
+                self.summary.backpressure_stops += at(2);
                 before_attach += at(3);
             }
         }
         // Spawned, the only call under way when following starts is the
         // recorder's own stop in the child before exec.
         self.summary.entered_before_attach = if spawned { 0 } else { before_attach };
+        self.summary.spills = self.spills();
         let issued = self.counter().load(Ordering::Relaxed).saturating_sub(1);
         let gap = issued.saturating_sub(self.seen);
         let lost = ring_full + no_storage + self.malformed;

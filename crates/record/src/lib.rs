@@ -179,6 +179,11 @@ pub struct RecordSummary {
     /// exited or exec'd: stores through them after their last `msync` or
     /// `munmap` reached the file without the trace seeing them.
     pub mappings_at_exit: u64,
+    /// eBPF: times a process was stopped for the recorder to catch up
+    /// (each can show the program an `EINTR`; see docs/ARCHITECTURE.md).
+    pub backpressure_stops: u64,
+    /// eBPF: buffers too large for the ring, read from the stopped thread.
+    pub spills: u64,
 }
 
 impl RecordSummary {

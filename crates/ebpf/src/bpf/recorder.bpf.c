@@ -54,7 +54,7 @@ extern int bpf_probe_read_user_dynptr(struct bpf_dynptr *dptr, __u32 off, __u32 
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 << 20);
+	__uint(max_entries, 32 << 20); /* set by the recorder */
 } rb SEC(".maps");
 
 /* Processes (thread group ids) being recorded. */
