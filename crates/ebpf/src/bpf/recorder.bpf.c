@@ -61,6 +61,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, __u8);
 } traced SEC(".maps");
@@ -69,6 +70,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, __u8);
 } stopped SEC(".maps");
@@ -558,12 +560,32 @@ __noinline int capture_param(struct pass *p, __u32 i)
 	return 0;
 }
 
+/* Whether capture_param has anything to read for parameter i in this
+ * pass: most parameters of most calls have not, and asking here saves a
+ * function call per parameter on every call. */
+static __always_inline bool wanted(struct pass *p, __u32 i)
+{
+	struct param_spec *ps = &p->spec.p[i];
+	if (ps->kind == K_NONE || !p->args[i])
+		return false;
+	if (p->exit)
+		return (ps->dir & DIR_OUT) && p->ok;
+	switch (ps->kind) {
+	case K_PATH:
+	case K_STR:
+	case K_STR_ARRAY:
+	case K_MAPPED:
+		return true;
+	}
+	return ps->dir & DIR_IN;
+}
+
 /* Returns the parameters whose memory could not be read. */
 static __always_inline __u32 capture_pass(struct pass *p)
 {
 	__u32 failed = 0;
 	for (__u32 i = 0; i < 6; i++)
-		if (capture_param(p, i))
+		if (wanted(p, i) && capture_param(p, i))
 			failed |= 1 << i;
 	return failed;
 }
