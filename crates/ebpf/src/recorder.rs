@@ -94,7 +94,6 @@ pub(crate) fn run<W: Write + Send>(
             malformed: 0,
             error: None,
             spills_done: 0,
-            spills_unsure: Vec::new(),
         };
         rec.trace(target, root)
     })
@@ -204,7 +203,8 @@ struct Task {
 /// The tail of a capture left in the process (a spill): the zeroed bytes
 /// `bytes` of the task's captures stand for user memory at `addr`.
 struct Pending {
-    number: u64,
+    /// When the thread was sent its stop.
+    stop_ns: u64,
     /// Index of the capture in `Captures::heads`.
     head: usize,
     bytes: std::ops::Range<usize>,
@@ -244,10 +244,6 @@ struct Recorder<'s, 'o, 'q> {
     /// Spills read (or given up on): until every spill the kernel side
     /// made is done, no stopped process is resumed.
     spills_done: u64,
-    /// Spills whose stop a resume may have cancelled: the thread may have
-    /// run on before its memory was read, so their tails count as
-    /// unreadable.
-    spills_unsure: Vec<u64>,
 }
 
 impl<'s> Recorder<'s, '_, '_> {
@@ -554,8 +550,7 @@ impl<'s> Recorder<'s, '_, '_> {
     /// been drained; false (nothing resumed) while a spilled capture is
     /// still to be read, since its thread must stay stopped until then.
     fn resume_stopped(&mut self) -> bool {
-        let before = self.spills();
-        if before != self.spills_done {
+        if self.spills() != self.spills_done {
             return false;
         }
         let keys: Vec<Vec<u8>> = self.skel.maps.stopped.keys().collect();
@@ -566,9 +561,6 @@ impl<'s> Recorder<'s, '_, '_> {
                 unsafe { libc::kill(u32::from_ne_bytes(b) as i32, libc::SIGCONT) };
             }
         }
-        // A spill made meanwhile sent its SIGSTOP before being counted
-        // here, so the SIGCONT may have cancelled it.
-        self.spills_unsure.extend(before + 1..=self.spills());
         true
     }
 
@@ -583,15 +575,28 @@ impl<'s> Recorder<'s, '_, '_> {
     /// which the kernel side stopped on its way back from the call. What
     /// cannot be read (the thread died, or may have run on) is kept up to
     /// where reading stopped and marked unreadable.
-    fn read_spills(&mut self, tid: u32, returned: bool) {
+    fn read_spills(&mut self, tgid: u32, tid: u32, returned: bool) {
         let Some(task) = self.tasks.get_mut(&tid) else {
             return;
         };
         let stopped = returned && wait_stopped(tid);
+        // When the process was last continued (the kernel side notes every
+        // SIGCONT, ours or anyone's, as it takes effect).
+        let resumed_at = self
+            .skel
+            .maps
+            .continued
+            .lookup(&tgid.to_ne_bytes(), MapFlags::ANY)
+            .ok()
+            .flatten()
+            .and_then(|v| v.try_into().ok())
+            .map_or(0, u64::from_ne_bytes);
         for p in std::mem::take(&mut task.spills) {
             self.spills_done += 1;
-            let sure = !self.spills_unsure.contains(&p.number);
-            self.spills_unsure.retain(|&n| n != p.number);
+            // A SIGCONT after the stop went out may have cancelled it, and
+            // the thread run on (the recorder resumes nothing while a
+            // spill is unread, so only one racing that check can).
+            let sure = resumed_at < p.stop_ns;
             let dest = &mut task.caps.bytes[p.bytes.clone()];
             let got = if stopped && sure {
                 read_remote(tid, p.addr, dest)
@@ -691,7 +696,7 @@ impl<'s> Recorder<'s, '_, '_> {
                                 let tail = want.saturating_sub(offset) as usize;
                                 task.caps.bytes.resize(at + tail, 0);
                                 task.spills.push(Pending {
-                                    number: s.number,
+                                    stop_ns: s.stop_ns,
                                     head: last,
                                     bytes: at..at + tail,
                                     addr: s.addr.wrapping_add(offset),
@@ -727,7 +732,7 @@ impl<'s> Recorder<'s, '_, '_> {
                 }
                 close(task, self.policy, &mut self.counts);
                 if !task.spills.is_empty() {
-                    self.read_spills(tid, exit.is_some());
+                    self.read_spills(tgid, tid, exit.is_some());
                 }
                 let head = SyscallHead {
                     seq,

@@ -20,8 +20,8 @@ pub(crate) const CAP_RETRY: u8 = 16;
 pub(crate) struct Spill {
     /// The user address of the capture's first byte.
     pub addr: u64,
-    /// The spill's number, counted from 1 by the kernel side.
-    pub number: u64,
+    /// CLOCK_MONOTONIC just before the thread was sent its stop.
+    pub stop_ns: u64,
 }
 
 /// One ring record.
@@ -147,7 +147,7 @@ pub(crate) fn parse(b: &[u8]) -> Option<RingRecord<'_>> {
             data: &[],
             spill: Some(Spill {
                 addr: u64_at(b, h + 40)?,
-                number: u64_at(b, h + 48)?,
+                stop_ns: time_ns,
             }),
         },
         3 => RingRecord::Fork {
@@ -206,14 +206,14 @@ mod tests {
         assert!(parse(&cap).is_none());
         cap[HEAD + 40] = 4;
         assert!(matches!(parse(&cap), Some(RingRecord::Capture { data, .. }) if data.len() == 4));
-        // A spill is 80 bytes: one short of that is refused.
-        let mut spill = vec![0u8; 80];
+        // A spill is 72 bytes: one short of that is refused.
+        let mut spill = vec![0u8; 72];
         spill[0] = 7;
-        spill[HEAD + 48] = 3;
-        assert!(parse(&spill[..79]).is_none());
+        spill[HEAD + 40] = 3;
+        assert!(parse(&spill[..71]).is_none());
         assert!(matches!(
             parse(&spill),
-            Some(RingRecord::Capture { spill: Some(s), data, .. }) if s.number == 3 && data.is_empty()
+            Some(RingRecord::Capture { spill: Some(s), data, .. }) if s.addr == 3 && data.is_empty()
         ));
     }
 }

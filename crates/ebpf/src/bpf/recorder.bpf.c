@@ -29,6 +29,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define NR_MAX 512
 
 #define SIGSTOP_NR 19
+#define SIGCONT_NR 18
 #define SI_KERNEL_CODE 0x80
 #define VM_WRITE_FLAG 0x2
 #define VM_SHARED_FLAG 0x8
@@ -65,6 +66,16 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } traced SEC(".maps");
+
+/* When each traced process was last sent SIGCONT (by anyone): a spill
+ * whose stop went out before that may have been cancelled. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, __u64);
+} continued SEC(".maps");
 
 /* Processes stopped for back-pressure, until the recorder resumes them. */
 struct {
@@ -238,7 +249,7 @@ static __always_inline void spill(struct cap *c, __u64 off)
 	r->h.type = REC_SPILL;
 	r->h.tid = c->tid;
 	r->h.seq = c->seq;
-	r->h.time_ns = 0;
+	r->h.time_ns = bpf_ktime_get_ns(); /* before the stop is sent */
 	r->arg = c->arg;
 	r->flags = c->flags;
 	r->pad = 0;
@@ -248,7 +259,7 @@ static __always_inline void spill(struct cap *c, __u64 off)
 	r->want = c->want;
 	r->offset = off;
 	r->addr = c->addr;
-	r->number = __sync_fetch_and_add(&spills, 1) + 1;
+	__sync_fetch_and_add(&spills, 1);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	stop_process(bpf_get_current_pid_tgid() >> 32);
 }
@@ -769,6 +780,7 @@ int BPF_PROG(on_task_exit, struct task_struct *p)
 	if (BPF_CORE_READ(p, signal, live.counter) == 0) {
 		bpf_map_delete_elem(&traced, &tgid);
 		bpf_map_delete_elem(&stopped, &tgid);
+		bpf_map_delete_elem(&continued, &tgid);
 	}
 	return 0;
 }
@@ -796,5 +808,21 @@ int BPF_PROG(on_signal, int sig, struct kernel_siginfo *info, struct k_sigaction
 	r->code = code;
 	r->sender = info ? BPF_CORE_READ(info, _sifields._kill._pid) : 0;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* SIGCONT takes effect (resumes the stopped, discards pending stops)
+ * before this tracepoint, under the same lock that queues a stop. */
+SEC("tp_btf/signal_generate")
+int BPF_PROG(on_signal_generate, int sig, struct kernel_siginfo *info, struct task_struct *task,
+	     int group, int result)
+{
+	if (sig != SIGCONT_NR)
+		return 0;
+	__u32 tgid = task->tgid;
+	if (!is_traced(tgid))
+		return 0;
+	__u64 now = bpf_ktime_get_ns();
+	bpf_map_update_elem(&continued, &tgid, &now, BPF_ANY);
 	return 0;
 }

@@ -68,9 +68,8 @@ struct rec_capture {
  * be larger than the ring): bytes [offset, want) of the capture, at user
  * address addr + offset, are read by the recorder with process_vm_readv
  * once the thread has stopped on its way back from the call (the kernel
- * side sends it SIGSTOP). Fields as in rec_capture; `number` counts
- * spills from 1, so the recorder knows which stops are still owed a
- * read. */
+ * side sends it SIGSTOP; h.time_ns is the time just before). Fields as
+ * in rec_capture. */
 struct rec_spill {
 	struct rec_head h;
 	__u8 arg;
@@ -82,7 +81,6 @@ struct rec_spill {
 	__u64 want;
 	__u64 offset;
 	__u64 addr;
-	__u64 number;
 };
 
 struct rec_fork {
