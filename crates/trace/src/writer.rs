@@ -294,14 +294,14 @@ impl<W: Write> Writer<W> {
             put_bytes(&mut self.caps, bytes);
         } else {
             let chunk = self.opts.chunk_bytes.max(1);
-            let mut refs = Vec::with_capacity(bytes.len().div_ceil(chunk));
-            for piece in bytes.chunks(chunk) {
-                refs.push(self.store_blob(piece)?);
-            }
             self.caps.push(codec::STORE_CHUNKS);
             put(&mut self.caps, bytes.len() as u64);
-            put(&mut self.caps, refs.len() as u64);
-            for r in refs {
+            put(&mut self.caps, bytes.len().div_ceil(chunk) as u64);
+            // Each reference goes out as its blob is stored (storing never
+            // touches `caps`): no list of references per capture to
+            // allocate and free.
+            for piece in bytes.chunks(chunk) {
+                let r = self.store_blob(piece)?;
                 put(&mut self.caps, r.frame);
                 put(&mut self.caps, r.index.into());
             }
