@@ -3,8 +3,9 @@
 
 use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::FileExt;
 
-use reanimator_trace::{ContentNote, FileKind, PathPhase, PathState};
+use reanimator_trace::{ContentHash, ContentNote, FileKind, PathPhase, PathState, HASH_PIECE};
 
 use crate::root::{fd_path, Root};
 
@@ -41,7 +42,7 @@ pub(crate) fn kind_of(mode: u32) -> FileKind {
 
 /// The state of `path` resolved inside `root` without following a final
 /// symbolic link. A missing path is `Absent`, not an error. `After` states
-/// of regular files carry the xxh3-128 of their contents. `seq` and
+/// of regular files carry the piece sum of their contents. `seq` and
 /// `time_ns` are left 0 for the caller.
 pub fn path_state(root: &Root, path: &[u8], phase: PathPhase) -> io::Result<PathState> {
     let mut s = PathState {
@@ -75,7 +76,7 @@ pub fn path_state(root: &Root, path: &[u8], phase: PathPhase) -> io::Result<Path
         FileKind::Regular | FileKind::Directory => {
             s.xattrs = xattrs(&fd);
             if s.kind == FileKind::Regular && phase == PathPhase::After {
-                s.hash = Some(hash_contents(&fd)?);
+                s.hash = Some(ContentHash::Pieces(hash_pieces(&reopen(&fd)?)?));
             }
         }
         _ => {}
@@ -120,8 +121,10 @@ pub(crate) fn reopen(fd: &OwnedFd) -> io::Result<std::fs::File> {
     Ok(unsafe { std::fs::File::from_raw_fd(r) })
 }
 
-fn hash_contents(fd: &OwnedFd) -> io::Result<u128> {
-    let mut f = reopen(fd)?;
+/// The whole-contents sum of format 1.1 ([`ContentHash::Whole`]), for
+/// comparing with a manifest that has it.
+pub fn whole_hash(root: &Root, path: &[u8]) -> io::Result<u128> {
+    let mut f = reopen(&root.locate(path, false)?)?;
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {
@@ -131,6 +134,59 @@ fn hash_contents(fd: &OwnedFd) -> io::Result<u128> {
         }
         h.update(&buf[..n]);
     }
+}
+
+/// [`ContentHash::Pieces`] of a file: its pieces are summed by one thread
+/// per CPU, each over a run of consecutive pieces; a file that ends early
+/// (truncated meanwhile) is summed up to its end.
+fn hash_pieces(f: &std::fs::File) -> io::Result<u128> {
+    let len = f.metadata()?.len();
+    let pieces = len.div_ceil(HASH_PIECE).max(1);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get() as u64)
+        .clamp(1, 8)
+        .min(pieces);
+    let per = pieces.div_ceil(threads);
+    let runs: Vec<io::Result<Vec<u128>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| scope.spawn(move || sum_pieces(f, t * per..((t + 1) * per).min(pieces))))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(io::Error::other("hashing thread panicked")))
+            })
+            .collect()
+    });
+    let mut sums = Vec::with_capacity(pieces as usize * 16);
+    for run in runs {
+        for h in run? {
+            sums.extend_from_slice(&h.to_le_bytes());
+        }
+    }
+    Ok(xxhash_rust::xxh3::xxh3_128(&sums))
+}
+
+/// The xxh3-128 of each piece in `range`.
+fn sum_pieces(f: &std::fs::File, range: std::ops::Range<u64>) -> io::Result<Vec<u128>> {
+    let mut buf = vec![0u8; 1 << 20];
+    let mut out = Vec::with_capacity(range.clone().count());
+    for piece in range {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        let (mut at, end) = (piece * HASH_PIECE, (piece + 1) * HASH_PIECE);
+        while at < end {
+            let want = ((end - at) as usize).min(buf.len());
+            let n = f.read_at(&mut buf[..want], at)?;
+            if n == 0 {
+                break;
+            }
+            h.update(&buf[..n]);
+            at += n as u64;
+        }
+        out.push(h.digest128());
+    }
+    Ok(out)
 }
 
 /// Extended attributes, sorted by name (empty where unsupported).

@@ -42,10 +42,11 @@ use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use reanimator_catalogue::{self as catalogue, Replay, Syscall};
-use reanimator_fsstate::{compare, is_pseudo, path_state, Preparer, Root};
+use reanimator_fsstate::{compare, is_pseudo, path_state, whole_hash, Preparer, Root};
 use reanimator_text::{Renderer, TextOptions};
 use reanimator_trace::{
-    ExitStatus, PathPhase, PathState, ReadOptions, Reader, Record, StartCause, SyscallEvent,
+    ContentHash, ExitStatus, PathPhase, PathState, ReadOptions, Reader, Record, StartCause,
+    SyscallEvent,
 };
 
 pub use exec::Verify;
@@ -703,7 +704,13 @@ fn check_manifest(root: &Root, manifest: &[PathState], check_owner: bool, report
         report.manifest_paths += 1;
         let path = String::from_utf8_lossy(&want.path);
         match path_state(root, &want.path, PathPhase::After) {
-            Ok(got) => {
+            Ok(mut got) => {
+                // A trace from before format 1.2 sums whole contents.
+                if let (Some(ContentHash::Whole(_)), Some(ContentHash::Pieces(_))) =
+                    (want.hash, got.hash)
+                {
+                    got.hash = whole_hash(root, &want.path).ok().map(ContentHash::Whole);
+                }
                 for d in compare(want, &got, check_owner) {
                     report.manifest_diffs.push(format!("{path}: {d}"));
                 }

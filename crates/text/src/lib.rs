@@ -20,8 +20,8 @@ use std::fmt::Write;
 
 use reanimator_catalogue::{self as catalogue, Dir, Kind, Ret, StructType, Syscall};
 use reanimator_trace::{
-    Capture, CaptureStatus, ClockAnchor, ContentNote, ExitStatus, FileKind, PathPhase, Record,
-    Role, StartCause, SyscallEvent,
+    Capture, CaptureStatus, ClockAnchor, ContentHash, ContentNote, ExitStatus, FileKind, PathPhase,
+    Record, Role, StartCause, SyscallEvent,
 };
 use serde_json::{json, Map, Value};
 
@@ -168,8 +168,14 @@ impl Renderer {
                 if !p.xattrs.is_empty() {
                     let _ = write!(s, ", {} xattrs", p.xattrs.len());
                 }
-                if let Some(h) = p.hash {
-                    let _ = write!(s, " xxh3 {h:032x}");
+                match p.hash {
+                    Some(ContentHash::Whole(h)) => {
+                        let _ = write!(s, " xxh3 {h:032x}");
+                    }
+                    Some(ContentHash::Pieces(h)) => {
+                        let _ = write!(s, " xxh3-pieces {h:032x}");
+                    }
+                    None => {}
                 }
                 match p.content {
                     ContentNote::Complete => s.push_str(", contents follow"),
@@ -577,7 +583,16 @@ impl Renderer {
                     .map(|(n, v)| json!({"name": s(n), "value_hex": hex(v)}))
                     .collect();
                 o.insert("xattrs".into(), Value::Array(xattrs));
-                o.insert("xxh3".into(), json!(p.hash.map(|h| format!("{h:032x}"))));
+                let (whole, pieces) = match p.hash {
+                    Some(ContentHash::Whole(h)) => (Some(h), None),
+                    Some(ContentHash::Pieces(h)) => (None, Some(h)),
+                    None => (None, None),
+                };
+                o.insert("xxh3".into(), json!(whole.map(|h| format!("{h:032x}"))));
+                o.insert(
+                    "xxh3_pieces".into(),
+                    json!(pieces.map(|h| format!("{h:032x}"))),
+                );
                 o.insert(
                     "content".into(),
                     json!(match p.content {

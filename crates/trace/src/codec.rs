@@ -149,14 +149,20 @@ pub(crate) fn put_record_body(buf: &mut Vec<u8>, d: &mut Delta, r: &Record) -> u
                 put_bytes(buf, name);
                 put_bytes(buf, value);
             }
+            // A piece sum goes in a trailing field (1.2): a 1.1 reader
+            // sees no sum and skips the comparison instead of misreading.
             match p.hash {
-                Some(h) => {
+                Some(ContentHash::Whole(h)) => {
                     buf.push(1);
                     buf.extend_from_slice(&h.to_le_bytes());
                 }
-                None => buf.push(0),
+                _ => buf.push(0),
             }
             buf.push(p.content.code());
+            if let Some(ContentHash::Pieces(h)) = p.hash {
+                buf.push(1);
+                buf.extend_from_slice(&h.to_le_bytes());
+            }
             TAG_PATH_STATE
         }
         Record::ProcessStart(p) => {
@@ -532,12 +538,19 @@ fn decode_path_state(b: &mut Cursor<'_>, d: &mut Delta) -> Option<Record> {
     for _ in 0..n {
         xattrs.push((b.bytes()?.to_vec(), b.bytes()?.to_vec()));
     }
-    let hash = match b.u8()? {
+    let mut hash = match b.u8()? {
         0 => None,
-        1 => Some(u128::from_le_bytes(b.take(16)?.try_into().ok()?)),
+        1 => Some(ContentHash::Whole(u128::from_le_bytes(
+            b.take(16)?.try_into().ok()?,
+        ))),
         _ => return None,
     };
     let content = ContentNote::from_code(b.u8()?)?;
+    if !b.is_empty() && b.u8()? == 1 {
+        hash = Some(ContentHash::Pieces(u128::from_le_bytes(
+            b.take(16)?.try_into().ok()?,
+        )));
+    }
     Some(Record::PathState(PathState {
         seq,
         time_ns,
@@ -632,5 +645,62 @@ impl BlobFrame {
         let &(start, len, _) = self.entries.get(index as usize)?;
         let end = start.checked_add(len).filter(|&e| e <= self.data.len())?;
         Some(self.data.slice(start..end))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn after_state(hash: Option<ContentHash>) -> PathState {
+        PathState {
+            seq: 9,
+            time_ns: 5,
+            phase: PathPhase::After,
+            path: b"/d/f".to_vec(),
+            kind: FileKind::Regular,
+            mode: 0o640,
+            uid: 1,
+            gid: 2,
+            size: 3,
+            target: Vec::new(),
+            xattrs: Vec::new(),
+            hash,
+            content: ContentNote::None,
+        }
+    }
+
+    fn decode(body: &[u8]) -> Option<PathState> {
+        match decode_path_state(&mut Cursor::new(body), &mut Delta::default())? {
+            Record::PathState(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// A piece sum (1.2) rides in a trailing field: without it (what a 1.1
+    /// reader, which stops at the fields it knows, sees) the state reads
+    /// the same with no sum, so old readers skip the comparison rather
+    /// than misread; a whole sum stays where 1.1 put it.
+    #[test]
+    fn piece_sums_trail_and_whole_sums_stay_put() {
+        let pieces = after_state(Some(ContentHash::Pieces(0xabc)));
+        let mut body = Vec::new();
+        put_record_body(
+            &mut body,
+            &mut Delta::default(),
+            &Record::PathState(pieces.clone()),
+        );
+        assert_eq!(decode(&body), Some(pieces));
+        let old_view = decode(&body[..body.len() - 17]).expect("1.1 fields alone decode");
+        assert_eq!(old_view, after_state(None));
+
+        let whole = after_state(Some(ContentHash::Whole(0xdef)));
+        let mut body = Vec::new();
+        put_record_body(
+            &mut body,
+            &mut Delta::default(),
+            &Record::PathState(whole.clone()),
+        );
+        assert_eq!(decode(&body), Some(whole));
     }
 }

@@ -485,11 +485,26 @@ pub struct PathState {
     pub target: Vec<u8>,
     /// Extended attributes, sorted by name.
     pub xattrs: Vec<(Vec<u8>, Vec<u8>)>,
-    /// xxh3-128 of a regular file's contents (`After` states).
-    pub hash: Option<u128>,
+    /// The sum of a regular file's contents (`After` states).
+    pub hash: Option<ContentHash>,
     /// Whether `PathData` records with the contents follow (`Before`).
     pub content: ContentNote,
 }
+
+/// The sum of a file's contents in an after-state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContentHash {
+    /// xxh3-128 of the whole contents (format 1.1).
+    Whole(u128),
+    /// xxh3-128 of the little-endian xxh3-128s of each [`HASH_PIECE`]-byte
+    /// piece (format 1.2 on): the pieces of a large file are summed on
+    /// every CPU at once, so checking the final state of a 400 MB file
+    /// takes half the time on two.
+    Pieces(u128),
+}
+
+/// The piece size of [`ContentHash::Pieces`].
+pub const HASH_PIECE: u64 = 4 << 20;
 
 /// Up to 1 MiB of a file's contents as they were before the trace first
 /// touched it. Replay writes `data` at `offset` of `path` while preparing

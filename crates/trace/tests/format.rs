@@ -209,7 +209,16 @@ fn sample_records(n: usize, seed: u64) -> Vec<Record> {
                 size: rng.below(1 << 40),
                 target: if regular { vec![] } else { b"../x".to_vec() },
                 xattrs: vec![(b"user.k".to_vec(), vec![0, 1, 2])],
-                hash: regular.then(|| u128::from(rng.next()) << 64 | 7),
+                // Both sums: 1.1's whole-contents one and 1.2's trailing
+                // piece sum.
+                hash: regular.then(|| {
+                    let h = u128::from(rng.next()) << 64 | 7;
+                    if rng.below(2) == 0 {
+                        ContentHash::Whole(h)
+                    } else {
+                        ContentHash::Pieces(h)
+                    }
+                }),
                 content: ContentNote::Complete,
             })
         } else {
