@@ -693,7 +693,7 @@ impl<'s> Recorder<'s, '_, '_> {
                                 // Room for the tail, filled when the call
                                 // ends and the thread has stopped.
                                 let at = task.caps.bytes.len();
-                                let tail = want.saturating_sub(offset) as usize;
+                                let tail = want.saturating_sub(offset).min(CAPTURE_MAX) as usize;
                                 task.caps.bytes.resize(at + tail, 0);
                                 task.spills.push(Pending {
                                     stop_ns: s.stop_ns,
@@ -923,6 +923,9 @@ fn self_detach(
     if let Some(e) = me.error.take() {
         return Err(e);
     }
+    // Leaving: a spill still unread (its call never came back) is given
+    // up, so that nothing stays stopped.
+    me.spills_done = me.spills();
     me.resume_stopped();
     let mut live: Vec<(u32, u32)> = me.live.drain().collect();
     live.sort_unstable();
@@ -939,7 +942,6 @@ fn self_detach(
     Ok(())
 }
 
-/// Finishes the open capture of `task`: its status from what arrived.
 /// How long a spilled thread may take to stop before its tail is given
 /// up (it left the call and takes the pending stop at once, unless it
 /// was killed).
@@ -990,6 +992,7 @@ fn read_remote(tid: u32, addr: u64, dest: &mut [u8]) -> usize {
     got
 }
 
+/// Finishes the open capture of `task`: its status from what arrived.
 fn close(task: &mut Task, policy: DataPolicy, counts: &mut CaptureCounts) {
     let Some(open) = task.open.take() else {
         return;

@@ -27,6 +27,10 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define CAPTURE_MAX (256ULL << 20)
 #define CHUNK (256 << 10)
 #define NR_MAX 512
+/* Only chunks this large are spilled: a spilled input is read after the
+ * call, and parameters the kernel both reads and writes (ioctl and
+ * sockopt structs, poll and select sets) are all smaller. */
+#define SPILL_MIN (128 << 10)
 
 #define SIGSTOP_NR 19
 #define SIGCONT_NR 18
@@ -238,7 +242,7 @@ static __always_inline void write_capture_head(struct bpf_dynptr *d, struct cap 
 }
 
 /* Leaves bytes [off, want) of capture `c` to the recorder: the ring is
- * too full for them (the rest of the ring stays free for small records).
+ * too full for them (the rest of the ring stays free for smaller records).
  * The thread is stopped on its way back from this call, with the buffer
  * as the call left it, and the recorder reads it there. */
 static __always_inline void spill(struct cap *c, __u64 off)
@@ -276,7 +280,8 @@ static long chunk_cb(__u64 i, struct cap *c)
 		return 1;
 	__u64 left = c->want - off;
 	__u32 n = left > step ? step : left;
-	if (bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) + sizeof(struct rec_capture) + n > spill_at) {
+	if (n >= SPILL_MIN &&
+	    bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) + sizeof(struct rec_capture) + n > spill_at) {
 		spill(c, off);
 		return 1;
 	}
