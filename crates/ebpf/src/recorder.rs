@@ -15,7 +15,7 @@ use libbpf_rs::{MapCore, MapFlags, RingBufferBuilder};
 use reanimator_catalogue as catalogue;
 use reanimator_fsstate::Snapshotter;
 use reanimator_record::{
-    clear_stop_request, exit_status, fork_stopped, now_ns, process_start, spawned_start,
+    clear_stop_request, exit_status, fork_stopped, now_ns, process_start, read_mem, spawned_start,
     stop_requested, task_ids, touched_paths, watch_stop_signals, with_writer_thread, CaptureCounts,
     Captures, ChildSetup, DataPolicy, Error, RecordSummary, SavedState, Sink, SnapshotPolicy,
     Target, CAPTURE_MAX,
@@ -198,6 +198,18 @@ struct Task {
     /// Captures whose tail is still in the process, read when the call
     /// ends.
     spills: Vec<Pending>,
+}
+
+impl Task {
+    /// Drops the captures gathered so far (their call never came); the
+    /// number of unread spills among them, which are done with.
+    fn discard(&mut self) -> u64 {
+        self.caps.clear();
+        self.open = None;
+        let spills = self.spills.len() as u64;
+        self.spills.clear();
+        spills
+    }
 }
 
 /// The tail of a capture left in the process (a spill): the zeroed bytes
@@ -599,7 +611,7 @@ impl<'s> Recorder<'s, '_, '_> {
             let sure = resumed_at < p.stop_ns;
             let dest = &mut task.caps.bytes[p.bytes.clone()];
             let got = if stopped && sure {
-                read_remote(tid, p.addr, dest)
+                read_mem(tid as i32, p.addr, dest)
             } else {
                 0
             };
@@ -639,10 +651,7 @@ impl<'s> Recorder<'s, '_, '_> {
                 if task.seq != seq {
                     // Captures of a call whose record never came: lost
                     // (counted by the kernel side).
-                    self.spills_done += task.spills.len() as u64;
-                    task.spills.clear();
-                    task.caps.clear();
-                    task.open = None;
+                    self.spills_done += task.discard();
                     task.seq = seq;
                 }
                 if offset == 0 && flags & CAP_RETRY == 0 {
@@ -681,6 +690,7 @@ impl<'s> Recorder<'s, '_, '_> {
                     });
                 }
                 let last = task.caps.heads.len().wrapping_sub(1);
+                let mut spill_placed = false;
                 if let (Some(open), Some((_, range))) = (&mut task.open, task.caps.heads.last_mut())
                 {
                     open.flags |= flags;
@@ -701,15 +711,15 @@ impl<'s> Recorder<'s, '_, '_> {
                                     bytes: at..at + tail,
                                     addr: s.addr.wrapping_add(offset),
                                 });
+                                spill_placed = true;
                             }
                         }
                         range.end = task.caps.bytes.len();
-                    } else if spill.is_some() {
-                        // Out of order: nothing to fill, but the spill is
-                        // accounted for.
-                        self.spills_done += 1;
                     }
-                } else if spill.is_some() {
+                }
+                if spill.is_some() && !spill_placed {
+                    // Out of order: nothing to fill, but the spill is
+                    // accounted for.
                     self.spills_done += 1;
                 }
             }
@@ -725,10 +735,7 @@ impl<'s> Recorder<'s, '_, '_> {
                 self.seen += 1;
                 let task = self.tasks.entry(tid).or_default();
                 if task.seq != seq {
-                    self.spills_done += task.spills.len() as u64;
-                    task.spills.clear();
-                    task.caps.clear();
-                    task.open = None;
+                    self.spills_done += task.discard();
                 }
                 close(task, self.policy, &mut self.counts);
                 if !task.spills.is_empty() {
@@ -967,29 +974,6 @@ fn wait_stopped(tid: u32) -> bool {
             _ => std::thread::sleep(Duration::from_micros(50)),
         }
     }
-}
-
-/// Copies the thread's memory at `addr` into `dest`; the bytes read.
-fn read_remote(tid: u32, addr: u64, dest: &mut [u8]) -> usize {
-    let mut got = 0;
-    while got < dest.len() {
-        let local = libc::iovec {
-            iov_base: dest[got..].as_mut_ptr().cast(),
-            iov_len: dest.len() - got,
-        };
-        let remote = libc::iovec {
-            iov_base: (addr + got as u64) as *mut libc::c_void,
-            iov_len: dest.len() - got,
-        };
-        // SAFETY: `local` is writable for its length; the remote range is
-        // only read, by the kernel, with the usual permission checks.
-        let n = unsafe { libc::process_vm_readv(tid as i32, &local, 1, &remote, 1, 0) };
-        if n <= 0 {
-            break;
-        }
-        got += n as usize;
-    }
-    got
 }
 
 /// Finishes the open capture of `task`: its status from what arrived.

@@ -118,8 +118,21 @@ pub(crate) fn parse(b: &[u8]) -> Option<RingRecord<'_>> {
                     .flatten(),
             }
         }
-        2 => {
-            let size = u64_at(b, h + 40)? as usize;
+        // A capture chunk and a spill share their layout up to the word at
+        // h + 40: the chunk's size (its bytes follow), or the spill's
+        // address.
+        2 | 7 => {
+            let last = u64_at(b, h + 40)?;
+            let (data, spill) = if ty == 2 {
+                let size = last as usize;
+                (b.get(CAPTURE_HEAD..CAPTURE_HEAD.checked_add(size)?)?, None)
+            } else {
+                let spill = Spill {
+                    addr: last,
+                    stop_ns: time_ns,
+                };
+                (&[][..], Some(spill))
+            };
             RingRecord::Capture {
                 tid,
                 seq,
@@ -130,26 +143,10 @@ pub(crate) fn parse(b: &[u8]) -> Option<RingRecord<'_>> {
                 present: u64_at(b, h + 16)?,
                 want: u64_at(b, h + 24)?,
                 offset: u64_at(b, h + 32)?,
-                data: b.get(CAPTURE_HEAD..CAPTURE_HEAD.checked_add(size)?)?,
-                spill: None,
+                data,
+                spill,
             }
         }
-        7 => RingRecord::Capture {
-            tid,
-            seq,
-            arg: *b.get(h)?,
-            flags: *b.get(h + 1)?,
-            elem: u32_at(b, h + 4)?,
-            len: u64_at(b, h + 8)?,
-            present: u64_at(b, h + 16)?,
-            want: u64_at(b, h + 24)?,
-            offset: u64_at(b, h + 32)?,
-            data: &[],
-            spill: Some(Spill {
-                addr: u64_at(b, h + 40)?,
-                stop_ns: time_ns,
-            }),
-        },
         3 => RingRecord::Fork {
             tid,
             seq,

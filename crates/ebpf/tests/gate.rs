@@ -6,10 +6,8 @@
 
 mod common;
 
-use reanimator_record::{DataPolicy, SnapshotPolicy, Target};
-use reanimator_trace::{
-    FileKind, PathPhase, ReadOptions, Reader, Record, TraceMeta, Writer, WriterOptions,
-};
+use reanimator_record::{SnapshotPolicy, Target};
+use reanimator_trace::{FileKind, PathPhase, ReadOptions, Reader, Record};
 
 #[test]
 fn a_stat_the_gate_lets_through_still_records_the_path_it_names() {
@@ -23,17 +21,13 @@ fn a_stat_the_gate_lets_through_still_records_the_path_it_names() {
 
     let trace = tmp.path().join("t.rtr");
     let target = Target::spawn(&[exe.into(), dir.clone().into()]).expect("program found");
-    let mut w = Writer::create(&trace, &TraceMeta::default(), WriterOptions::default())
-        .expect("trace created");
-    let summary = reanimator_ebpf::record(
+    let summary = common::record(
         &target,
-        DataPolicy::All,
         SnapshotPolicy::Contents,
         &reanimator_ebpf::Options::default(),
-        &mut w,
+        &trace,
     )
     .expect("recording works");
-    w.finish().expect("trace finished");
     assert_eq!(
         summary.root_status,
         Some(reanimator_trace::ExitStatus::Exited(0)),

@@ -7,38 +7,42 @@
 
 mod common;
 
-use reanimator_record::{DataPolicy, Error, SnapshotPolicy, Target};
-use reanimator_trace::{
-    CaptureStatus, ReadOptions, Reader, Record, TraceMeta, Writer, WriterOptions,
-};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use reanimator_record::{Error, RecordSummary, SnapshotPolicy, Target};
+use reanimator_trace::{CaptureStatus, ReadOptions, Reader, Record};
 
 const THREADS: u64 = 4;
 const CALLS: u64 = 500;
 const SIZE: u64 = 64 << 10;
 
-#[test]
-fn a_small_ring_loses_nothing_or_says_so() {
+/// Builds test program `name` in `dir`, records `name OUT ARGS...` (OUT a
+/// file in `dir`) through a deliberately small ring (1 MiB), and returns
+/// the recording's result and the trace.
+fn record_through_small_ring(
+    dir: &Path,
+    name: &str,
+    args: &[u64],
+) -> (Result<RecordSummary, Error>, PathBuf) {
     common::require_ebpf();
-    let tmp = tempfile::tempdir().expect("temporary directory");
-    let exe = common::compile(&common::program("storm"), &tmp.path().join("storm"));
-    let trace = tmp.path().join("storm.rtr");
-    let target = Target::spawn(&[
-        exe.into(),
-        tmp.path().join("out.dat").into(),
-        THREADS.to_string().into(),
-        CALLS.to_string().into(),
-        SIZE.to_string().into(),
-    ])
-    .expect("program found");
-    let mut w = Writer::create(&trace, &TraceMeta::default(), WriterOptions::default())
-        .expect("trace created");
+    let exe = common::compile(&common::program(name), &dir.join(name));
+    let trace = dir.join(format!("{name}.rtr"));
+    let mut argv: Vec<OsString> = vec![exe.into(), dir.join("out.dat").into()];
+    argv.extend(args.iter().map(|a| a.to_string().into()));
+    let target = Target::spawn(&argv).expect("program found");
     let opts = reanimator_ebpf::Options {
         ring_bytes: 1 << 20,
         ..reanimator_ebpf::Options::default()
     };
-    let result =
-        reanimator_ebpf::record(&target, DataPolicy::All, SnapshotPolicy::Off, &opts, &mut w);
-    w.finish().expect("trace finished");
+    let result = common::record(&target, SnapshotPolicy::Off, &opts, &trace);
+    (result, trace)
+}
+
+#[test]
+fn a_small_ring_loses_nothing_or_says_so() {
+    let tmp = tempfile::tempdir().expect("temporary directory");
+    let (result, trace) = record_through_small_ring(tmp.path(), "storm", &[THREADS, CALLS, SIZE]);
 
     let mut reader = Reader::open(&trace, ReadOptions { data: true }).expect("trace opens");
     let mut pwrites = 0u64;
@@ -122,27 +126,9 @@ fn a_small_ring_loses_nothing_or_says_so() {
 fn a_buffer_larger_than_the_ring_is_complete() {
     const BIG_THREADS: u64 = 2;
     const BIG: u64 = 12 << 20;
-    common::require_ebpf();
     let tmp = tempfile::tempdir().expect("temporary directory");
-    let exe = common::compile(&common::program("bigio"), &tmp.path().join("bigio"));
-    let trace = tmp.path().join("bigio.rtr");
-    let target = Target::spawn(&[
-        exe.into(),
-        tmp.path().join("out.dat").into(),
-        BIG_THREADS.to_string().into(),
-        BIG.to_string().into(),
-    ])
-    .expect("program found");
-    let mut w = Writer::create(&trace, &TraceMeta::default(), WriterOptions::default())
-        .expect("trace created");
-    let opts = reanimator_ebpf::Options {
-        ring_bytes: 1 << 20,
-        ..reanimator_ebpf::Options::default()
-    };
-    let summary =
-        reanimator_ebpf::record(&target, DataPolicy::All, SnapshotPolicy::Off, &opts, &mut w)
-            .expect("recorded without loss");
-    w.finish().expect("trace finished");
+    let (result, trace) = record_through_small_ring(tmp.path(), "bigio", &[BIG_THREADS, BIG]);
+    let summary = result.expect("recorded without loss");
     assert_eq!(
         summary.root_status,
         Some(reanimator_trace::ExitStatus::Exited(0)),

@@ -30,4 +30,4 @@ pub use paths::{is_pseudo, join};
 pub use prepare::{PrepareReport, Preparer};
 pub use root::{cstring, fd_path, Root};
 pub use snapshot::{SnapshotPolicy, Snapshotter};
-pub use state::{compare, path_state, whole_hash};
+pub use state::{after_state_like, compare, path_state};

@@ -45,6 +45,23 @@ pub(crate) fn kind_of(mode: u32) -> FileKind {
 /// of regular files carry the piece sum of their contents. `seq` and
 /// `time_ns` are left 0 for the caller.
 pub fn path_state(root: &Root, path: &[u8], phase: PathPhase) -> io::Result<PathState> {
+    state(root, path, phase, false)
+}
+
+/// The after-state of `path` with its contents summed the way `like` is (a
+/// manifest written in format 1.1 sums whole contents), so the two compare.
+pub fn after_state_like(
+    root: &Root,
+    path: &[u8],
+    like: Option<ContentHash>,
+) -> io::Result<PathState> {
+    let whole = matches!(like, Some(ContentHash::Whole(_)));
+    state(root, path, PathPhase::After, whole)
+}
+
+/// [`path_state`], summing an after-state's contents whole (format 1.1)
+/// or piece by piece.
+fn state(root: &Root, path: &[u8], phase: PathPhase, whole: bool) -> io::Result<PathState> {
     let mut s = PathState {
         seq: 0,
         time_ns: 0,
@@ -76,7 +93,12 @@ pub fn path_state(root: &Root, path: &[u8], phase: PathPhase) -> io::Result<Path
         FileKind::Regular | FileKind::Directory => {
             s.xattrs = xattrs(&fd);
             if s.kind == FileKind::Regular && phase == PathPhase::After {
-                s.hash = Some(ContentHash::Pieces(hash_pieces(&reopen(&fd)?)?));
+                let f = reopen(&fd)?;
+                s.hash = Some(if whole {
+                    ContentHash::Whole(hash_whole(&f)?)
+                } else {
+                    ContentHash::Pieces(hash_pieces(&f)?)
+                });
             }
         }
         _ => {}
@@ -121,10 +143,8 @@ pub(crate) fn reopen(fd: &OwnedFd) -> io::Result<std::fs::File> {
     Ok(unsafe { std::fs::File::from_raw_fd(r) })
 }
 
-/// The whole-contents sum of format 1.1 ([`ContentHash::Whole`]), for
-/// comparing with a manifest that has it.
-pub fn whole_hash(root: &Root, path: &[u8]) -> io::Result<u128> {
-    let mut f = reopen(&root.locate(path, false)?)?;
+/// [`ContentHash::Whole`] of a file.
+fn hash_whole(mut f: &std::fs::File) -> io::Result<u128> {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {

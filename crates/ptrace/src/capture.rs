@@ -3,11 +3,10 @@
 //! name; every decision comes from the catalogue row's parameter kinds.
 
 use reanimator_catalogue::{Dir, Kind, Len, Syscall};
-use reanimator_record::{CaptureCounts, Captures, DataPolicy, CAPTURE_MAX};
+use reanimator_record::{read_mem, CaptureCounts, Captures, DataPolicy, CAPTURE_MAX};
 use reanimator_trace::{CaptureHead, CaptureStatus, Role};
 
 use crate::mappings::overlaps;
-use crate::sys::read_mem;
 
 /// Longest path read (`PATH_MAX`).
 const PATH_MAX: usize = 4096;

@@ -1,5 +1,6 @@
 //! Thin, checked wrappers over the kernel interfaces the tracer uses:
-//! ptrace requests, waitpid and process_vm_readv. Everything unsafe lives
+//! ptrace requests and waitpid (process_vm_readv, which the eBPF back end
+//! uses too, is `reanimator_record::read_mem`). Everything unsafe lives
 //! here.
 
 use std::io;
@@ -133,29 +134,4 @@ pub(crate) fn wait_any() -> io::Result<Option<(i32, i32)>> {
             _ => return Err(err),
         }
     }
-}
-
-/// Reads `buf.len()` bytes at `addr` in `pid`, returning how many were
-/// readable. A read that crosses into an unmapped page stops there.
-pub(crate) fn read_mem(pid: i32, addr: u64, buf: &mut [u8]) -> usize {
-    let mut done = 0;
-    while done < buf.len() {
-        let local = libc::iovec {
-            iov_base: buf[done..].as_mut_ptr().cast(),
-            iov_len: buf.len() - done,
-        };
-        let remote = libc::iovec {
-            iov_base: (addr + done as u64) as *mut libc::c_void,
-            iov_len: buf.len() - done,
-        };
-        // SAFETY: local describes memory we own; the kernel checks remote.
-        let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
-        if n <= 0 {
-            // A partial read stops at the first bad page; retry from the
-            // next page boundary only if a whole page could still follow.
-            break;
-        }
-        done += n as usize;
-    }
-    done
 }

@@ -192,6 +192,33 @@ pub fn exit_status(wait_status: i32) -> ExitStatus {
     }
 }
 
+/// Reads `buf.len()` bytes at `addr` in `pid`, returning how many were
+/// readable; a read that crosses into an unmapped page stops there. Both
+/// back ends read tracee memory this way: ptrace at every stop, eBPF for
+/// buffers too large for its ring.
+pub fn read_mem(pid: i32, addr: u64, buf: &mut [u8]) -> usize {
+    let mut done = 0;
+    while done < buf.len() {
+        let local = libc::iovec {
+            iov_base: buf[done..].as_mut_ptr().cast(),
+            iov_len: buf.len() - done,
+        };
+        let remote = libc::iovec {
+            iov_base: (addr + done as u64) as *mut libc::c_void,
+            iov_len: buf.len() - done,
+        };
+        // SAFETY: local describes memory we own; the kernel checks remote.
+        let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
+        if n <= 0 {
+            // Unmapped memory (a partial read already stopped at the first
+            // bad page) or the task is gone: keep what was read.
+            break;
+        }
+        done += n as usize;
+    }
+    done
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -42,11 +42,10 @@ use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use reanimator_catalogue::{self as catalogue, Replay, Syscall};
-use reanimator_fsstate::{compare, is_pseudo, path_state, whole_hash, Preparer, Root};
+use reanimator_fsstate::{after_state_like, compare, is_pseudo, Preparer, Root};
 use reanimator_text::{Renderer, TextOptions};
 use reanimator_trace::{
-    ContentHash, ExitStatus, PathPhase, PathState, ReadOptions, Reader, Record, StartCause,
-    SyscallEvent,
+    ExitStatus, PathPhase, PathState, ReadOptions, Reader, Record, StartCause, SyscallEvent,
 };
 
 pub use exec::Verify;
@@ -703,14 +702,8 @@ fn check_manifest(root: &Root, manifest: &[PathState], check_owner: bool, report
         }
         report.manifest_paths += 1;
         let path = String::from_utf8_lossy(&want.path);
-        match path_state(root, &want.path, PathPhase::After) {
-            Ok(mut got) => {
-                // A trace from before format 1.2 sums whole contents.
-                if let (Some(ContentHash::Whole(_)), Some(ContentHash::Pieces(_))) =
-                    (want.hash, got.hash)
-                {
-                    got.hash = whole_hash(root, &want.path).ok().map(ContentHash::Whole);
-                }
+        match after_state_like(root, &want.path, want.hash) {
+            Ok(got) => {
                 for d in compare(want, &got, check_owner) {
                     report.manifest_diffs.push(format!("{path}: {d}"));
                 }

@@ -172,9 +172,10 @@ static __always_inline bool reserve_dynptr(struct bpf_dynptr *d, __u32 size)
 	return false;
 }
 
-/* Stops the current process when the ring is filling faster than the
- * recorder drains it. The signal goes out before the process is published
- * in `stopped`, so the recorder never resumes a stop it has not seen.
+/* Stops the current process until the recorder resumes it: when the ring
+ * is filling faster than the recorder drains it (throttle), or after a
+ * spill. The signal goes out before the process is published in
+ * `stopped`, so the recorder never resumes a stop it has not seen.
  *
  * It goes to the calling thread, which takes it on its way back from this
  * very call and so stops the whole group at once. Sent to the process, it

@@ -34,3 +34,26 @@ pub fn compile(src: &Path, out: &Path) -> PathBuf {
 pub fn program(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/programs/{name}.c"))
 }
+
+/// Records `target` with the eBPF back end, every buffer, into a new trace
+/// at `trace`, finished whatever the recording's result (a reported loss
+/// leaves its gap records there to check).
+pub fn record(
+    target: &reanimator_record::Target,
+    snapshot: reanimator_record::SnapshotPolicy,
+    opts: &reanimator_ebpf::Options,
+    trace: &Path,
+) -> Result<reanimator_record::RecordSummary, reanimator_record::Error> {
+    use reanimator_trace::{TraceMeta, Writer, WriterOptions};
+    let mut w = Writer::create(trace, &TraceMeta::default(), WriterOptions::default())
+        .expect("trace created");
+    let result = reanimator_ebpf::record(
+        target,
+        reanimator_record::DataPolicy::All,
+        snapshot,
+        opts,
+        &mut w,
+    );
+    w.finish().expect("trace finished");
+    result
+}
