@@ -32,11 +32,12 @@ pub struct RecordArgs {
     /// eBPF ring buffer size in bytes (a power of two; the program is
     /// stopped while the recorder drains it once it is half full, and a
     /// buffer larger than what is left is read from the stopped thread).
-    #[arg(long, value_name = "BYTES", default_value_t = 32 << 20)]
+    /// Suffixes k, M, G (powers of 1024) are accepted: `--ring-size 64M`.
+    #[arg(long, value_name = "BYTES", default_value = "32M", value_parser = parse_ring_size)]
     pub ring_size: u32,
     /// Buffer data to capture: `all` bytes, `none` (lengths only), or
-    /// `max=BYTES` per buffer. Paths and structures are always captured;
-    /// anything cut short is marked in the trace.
+    /// `max=BYTES` per buffer (`max=4k` works too). Paths and structures
+    /// are always captured; anything cut short is marked in the trace.
     #[arg(long, default_value = "all", value_parser = parse_data, value_name = "all|none|max=BYTES")]
     pub data: DataPolicy,
     /// Attach to a running process, its threads and future children
@@ -79,11 +80,42 @@ fn parse_data(s: &str) -> Result<DataPolicy, String> {
     match s {
         "all" => Ok(DataPolicy::All),
         "none" => Ok(DataPolicy::None),
-        _ => match s.strip_prefix("max=").map(str::parse::<u64>) {
+        _ => match s.strip_prefix("max=").map(parse_bytes) {
             Some(Ok(n)) => Ok(DataPolicy::Max(n)),
             _ => Err(format!("expected all, none or max=BYTES, got {s:?}")),
         },
     }
+}
+
+/// A byte count: digits with an optional k, M or G (KiB, MiB, GiB; case
+/// and a trailing `iB` or `B` do not matter), as fio and dd users write.
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let shift = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        _ => {
+            return Err(format!(
+                "expected a size such as 4096, 64k or 32M, got {s:?}"
+            ))
+        }
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .ok_or_else(|| format!("expected a size such as 4096, 64k or 32M, got {s:?}"))
+}
+
+fn parse_ring_size(s: &str) -> Result<u32, String> {
+    let n = parse_bytes(s)?;
+    u32::try_from(n)
+        .ok()
+        .filter(|n| *n <= 1 << 31)
+        .ok_or_else(|| format!("the ring holds at most 2G, got {s:?}"))
 }
 
 fn data_text(d: DataPolicy) -> String {
@@ -206,6 +238,16 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
     };
     let mut writer = Writer::create(&output, &meta, opts)
         .with_context(|| "cannot create the trace".to_string())?;
+    if let Target::Attach { pids } = &target {
+        // Ctrl-C from here on detaches and finishes the trace.
+        reanimator_record::watch_stop_signals();
+        let list: Vec<String> = pids.iter().map(i32::to_string).collect();
+        eprintln!(
+            "reanimator: attaching to {} (and future children); Ctrl-C detaches and finishes {}",
+            list.join(", "),
+            output.display()
+        );
+    }
     let snapshot = match args.snapshot {
         SnapshotArg::Contents => SnapshotPolicy::Contents,
         SnapshotArg::Meta => SnapshotPolicy::Metadata,
@@ -264,36 +306,50 @@ fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, los
             human_bytes(s.snapshot_bytes)
         ));
     }
-    for (n, what) in [
+    // (count, noun for one, noun for several, what happened to them)
+    for (n, one, many, what) in [
         (
             s.unfinished,
-            "calls unfinished (the task ended or was detached inside them)",
+            "call",
+            "calls",
+            "unfinished (the task ended or was detached inside them)",
         ),
-        (s.captures.truncated, "captures truncated"),
+        (s.captures.truncated, "capture", "captures", "truncated"),
         (
             s.mappings_at_exit,
-            "shared writable mappings open at exit (stores after their last msync not captured)",
+            "shared writable mapping",
+            "shared writable mappings",
+            "open at exit (stores after their last msync not captured)",
         ),
-        (s.captures.unreadable, "captures unreadable"),
+        (s.captures.unreadable, "capture", "captures", "unreadable"),
         (
             s.snapshot_unreadable,
-            "pre-existing files unreadable for the initial state (replay cannot recreate their contents)",
+            "pre-existing file",
+            "pre-existing files",
+            "unreadable for the initial state (replay cannot recreate their contents)",
         ),
         (
             s.entered_before_attach,
-            "calls in progress at attach not recorded",
+            "call",
+            "calls",
+            "in progress at attach not recorded",
         ),
         (
             s.backpressure_stops,
-            "back-pressure stops (the program waited for the recorder)",
+            "back-pressure stop",
+            "back-pressure stops",
+            "(the program waited for the recorder)",
         ),
         (
             s.spills,
-            "buffers larger than the ring read from the stopped thread",
+            "buffer",
+            "buffers",
+            "larger than the ring read from the stopped thread",
         ),
     ] {
         if n > 0 {
-            line.push_str(&format!("; {n} {what}"));
+            let noun = if n == 1 { one } else { many };
+            line.push_str(&format!("; {n} {noun} {what}"));
         }
     }
     line
@@ -326,4 +382,24 @@ pub enum SnapshotArg {
     Meta,
     /// Nothing.
     Off,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_binary_suffixes() {
+        assert_eq!(parse_bytes("4096"), Ok(4096));
+        assert_eq!(parse_bytes("4k"), Ok(4096));
+        assert_eq!(parse_bytes("32M"), Ok(32 << 20));
+        assert_eq!(parse_bytes("32MiB"), Ok(32 << 20));
+        assert_eq!(parse_bytes("1G"), Ok(1 << 30));
+        for bad in ["", "M", "4x", "-1", "1.5M", "99999999999999999999G"] {
+            assert!(parse_bytes(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(parse_ring_size("2G"), Ok(1 << 31));
+        assert!(parse_ring_size("3G").is_err());
+        assert_eq!(parse_data("max=4k"), Ok(DataPolicy::Max(4096)));
+    }
 }

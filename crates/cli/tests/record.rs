@@ -127,3 +127,118 @@ fn bad_commands_get_clear_errors_and_no_trace() {
         "no trace left behind by failures"
     );
 }
+
+/// Polls `what` every 20 ms for up to 20 s; fails the test if it never holds.
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn ebpf_attach_then_detach_leaves_the_program_running() {
+    if let Some(why) = reanimator_ebpf::unavailable() {
+        panic!("this test needs the ebpf back end: {why} (CI runs it as root)");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ticks = dir.path().join("ticks");
+    let lines = || std::fs::read_to_string(&ticks).map_or(0, |s| s.lines().count());
+    // A shell that forks a child every 10 ms: each child's return from
+    // the fork is the parent's call, not one in progress at the attach.
+    let program = Command::new("sh")
+        .current_dir(dir.path())
+        .args([
+            "-c",
+            "i=0; while :; do echo $i >> ticks; i=$((i+1)); /bin/sleep 0.01; done",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("sh runs");
+    // Killed however the test ends: it never stops on its own.
+    struct KillOnDrop(std::process::Child);
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let program = KillOnDrop(program);
+    let pid = program.0.id();
+    wait_for("the program to tick", || lines() > 3);
+    let trace = dir.path().join("attached.rtr");
+    let mut recorder = Command::new(env!("CARGO_BIN_EXE_reanimator"))
+        .args(["record", "--backend", "ebpf", "--snapshot", "off", "-o"])
+        .arg(&trace)
+        .args(["-p", &pid.to_string()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("reanimator runs");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = recorder.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr).lines() {
+            let _ = tx.send(line.expect("stderr is text"));
+        }
+    });
+    // Ctrl-C detaches once the recorder says it is attaching; the trace
+    // grows once it has been following the program for a while.
+    let first = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the recorder says what it attaches to");
+    assert!(first.contains("attaching to"), "{first}");
+    let size = || std::fs::metadata(&trace).map_or(0, |m| m.len());
+    let (created, ticked) = (size(), lines());
+    wait_for("the recorder to write records", || size() > created);
+    wait_for("ticks under the recorder", || lines() >= ticked + 30);
+    let mut status = None;
+    wait_for("the recorder to detach on Ctrl-C", || {
+        // SAFETY: kill has no memory effects.
+        unsafe { libc::kill(recorder.id() as i32, libc::SIGINT) };
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        status = recorder.try_wait().unwrap();
+        status.is_some()
+    });
+    reader.join().unwrap();
+    let err = rx.try_iter().collect::<Vec<String>>().join("\n");
+    assert_eq!(status.unwrap().code(), Some(0), "{err}");
+    assert!(err.contains("lost: 0"), "{err}");
+    // The shell is in one call (waiting for its child) when tracing begins.
+    let in_progress = err
+        .split("; ")
+        .find(|part| part.contains("in progress at attach"))
+        .map_or(0, |part| {
+            part.split(' ').next().unwrap().parse::<u64>().unwrap()
+        });
+    assert!(in_progress <= 1, "{err}");
+
+    let recs = records(&trace);
+    let calls = recs
+        .iter()
+        .filter(|r| matches!(r, Record::Syscall(e) if e.tgid == pid))
+        .count();
+    let children = recs
+        .iter()
+        .filter(|r| matches!(r, Record::ProcessStart(s) if s.tgid != pid))
+        .count();
+    assert!(
+        calls > 20 && children > 2,
+        "{calls} calls, {children} children"
+    );
+    let detached = recs.iter().any(
+        |r| matches!(r, Record::ProcessExit(e) if e.tid == pid && e.status == ExitStatus::Detached),
+    );
+    assert!(detached, "the shell is recorded as detached");
+
+    // Still running on its own, not left stopped.
+    let after = lines();
+    wait_for("ticks after the detach", || lines() >= after + 5);
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    assert!(!status.contains("State:\tT"), "{status}");
+}

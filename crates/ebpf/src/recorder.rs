@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::ffi::CString;
 use std::io::{self, Write};
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
@@ -290,6 +290,15 @@ impl<'s> Recorder<'s, '_, '_> {
         let bss = self.bss();
         // SAFETY: as in `counter`.
         unsafe { &*(std::ptr::addr_of!(bss.spills) as *const AtomicU64) }.load(Ordering::SeqCst)
+    }
+
+    /// Tells the kernel side to record no more calls: a task's call
+    /// storage, which marks it as traced there, outlives the detach.
+    fn stop_following(&self) {
+        let bss = self.bss();
+        // SAFETY: as in `counter`; the BPF program only reads `detached`.
+        unsafe { &*(std::ptr::addr_of!(bss.detached) as *const AtomicU32) }
+            .store(1, Ordering::SeqCst);
     }
 
     fn bss(&self) -> &'s crate::skel::types::bss {
@@ -920,6 +929,7 @@ fn self_detach(
 ) -> Result<(), Error> {
     {
         let me = cell.borrow();
+        me.stop_following();
         let keys: Vec<Vec<u8>> = me.skel.maps.traced.keys().collect();
         for k in keys {
             let _ = me.skel.maps.traced.delete(&k);

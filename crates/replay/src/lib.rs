@@ -654,7 +654,11 @@ fn prepare(
     progress: &Progress,
     report: &mut Report,
 ) -> Result<(), Error> {
-    let mut reader = Reader::open(trace, ReadOptions { data: true })?;
+    // The calls' buffers are not needed here: only path contents are
+    // loaded, so the blob frames of a data-heavy trace are not all
+    // decompressed twice.
+    let mut reader = Reader::open(trace, ReadOptions { data: false })?;
+    reader.load_path_data(true);
     progress
         .total_bytes
         .store(reader.file_len(), Ordering::Relaxed);

@@ -231,8 +231,10 @@ pub(crate) fn put_record_body(buf: &mut Vec<u8>, d: &mut Delta, r: &Record) -> u
 }
 
 /// Resolves a capture's chunk references to bytes; `Ok(None)` when the
-/// reader does not load data, or the data is gone (recover).
-pub(crate) type Resolve<'r> = dyn FnMut(&[BlobRef]) -> Result<Option<Bytes>> + 'r;
+/// reader does not load data, or the data is gone (recover). The flag says
+/// whether the capture is a path's contents (`PathData`) rather than a
+/// call's buffer: a reader may load the one and not the other.
+pub(crate) type Resolve<'r> = dyn FnMut(&[BlobRef], bool) -> Result<Option<Bytes>> + 'r;
 
 /// Decodes the next record of a frame. `Ok(None)` at the end of the
 /// payload; unknown tags are skipped and reported through `skipped`.
@@ -281,7 +283,7 @@ fn decode_syscall(
     let Some(n) = b.get() else { return Ok(None) };
     let mut captures = Vec::with_capacity(n.min(64) as usize);
     for _ in 0..n {
-        let Some(c) = decode_capture(b, resolve)? else {
+        let Some(c) = decode_capture(b, resolve, false)? else {
             return Ok(None);
         };
         captures.push(c);
@@ -330,7 +332,11 @@ fn decode_syscall_head(b: &mut Cursor<'_>, d: &mut Delta) -> Option<SyscallHead>
     })
 }
 
-fn decode_capture(b: &mut Cursor<'_>, resolve: &mut Resolve<'_>) -> Result<Option<Capture>> {
+fn decode_capture(
+    b: &mut Cursor<'_>,
+    resolve: &mut Resolve<'_>,
+    path_data: bool,
+) -> Result<Option<Capture>> {
     let parsed = (|| {
         let arg = b.u8()?;
         let role = match b.u8()? {
@@ -370,7 +376,7 @@ fn decode_capture(b: &mut Cursor<'_>, resolve: &mut Resolve<'_>) -> Result<Optio
                 };
                 refs.push(BlobRef { frame, index });
             }
-            let data = resolve(&refs)?;
+            let data = resolve(&refs, path_data)?;
             if let Some(d) = &data {
                 if d.len() as u64 != captured {
                     return Err(Error::corrupt(format!(
@@ -580,7 +586,7 @@ fn decode_path_data(
     let Some((seq, time_ns, path, offset)) = head else {
         return Ok(None);
     };
-    Ok(decode_capture(b, resolve)?.map(|data| {
+    Ok(decode_capture(b, resolve, true)?.map(|data| {
         Record::PathData(PathData {
             seq,
             time_ns,

@@ -447,6 +447,8 @@ pub struct Reader {
     counts: ReadCounts,
     done: bool,
     check_skipped: bool,
+    /// Without data, still load path contents (`PathData`).
+    path_data: bool,
     /// (index, count): return only records frames whose ordinal among
     /// records frames is `index` modulo `count`.
     shard: Option<(u64, u64)>,
@@ -490,6 +492,7 @@ impl Reader {
             counts: ReadCounts::default(),
             done: false,
             check_skipped: false,
+            path_data: false,
             shard: None,
             frames: Frames::Inline {
                 records_frames: 0,
@@ -516,6 +519,15 @@ impl Reader {
     /// that every command rejects a corrupt trace.
     pub fn check_skipped_frames(&mut self, on: bool) {
         self.check_skipped = on;
+    }
+
+    /// Without data, still load the contents of `PathData` records, each
+    /// from its blob frame read out of band when a record refers to it:
+    /// replay's preparation needs the files' initial contents and none of
+    /// the calls' buffers, and skipping the rest of the blob frames saves
+    /// decompressing every buffer of the trace. Call before reading.
+    pub fn load_path_data(&mut self, on: bool) {
+        self.path_data = on;
     }
 
     /// Read and decompress frames on a thread of their own, a few frames
@@ -583,9 +595,10 @@ impl Reader {
             if let Some((number, offset)) = self.frame {
                 let mut c = Cursor::new(&self.records);
                 c.pos = self.pos;
-                let (src, blobs, data) = (&mut self.src, &mut self.blobs, self.opts.data);
-                let mut resolve = |refs: &[BlobRef]| {
-                    if data {
+                let (src, blobs) = (&mut self.src, &mut self.blobs);
+                let (data, path_data) = (self.opts.data, self.path_data);
+                let mut resolve = |refs: &[BlobRef], of_path: bool| {
+                    if data || (path_data && of_path) {
                         blobs.resolve(src, refs, false)
                     } else {
                         Ok(None)

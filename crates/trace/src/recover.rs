@@ -156,7 +156,7 @@ pub fn recover_with_progress(
                 let mut lost_here = 0u64;
                 let src_ref = &mut src;
                 let blobs_ref = &mut blobs;
-                let mut resolve = |refs: &[BlobRef]| blobs_ref.resolve(src_ref, refs, true);
+                let mut resolve = |refs: &[BlobRef], _| blobs_ref.resolve(src_ref, refs, true);
                 let mut kept = 0u64;
                 loop {
                     match codec::next_record(&mut c, &mut delta, &mut resolve, &mut skipped) {

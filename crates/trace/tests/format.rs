@@ -371,6 +371,40 @@ fn reading_without_data_keeps_lengths() {
     }
 }
 
+#[test]
+fn path_contents_alone_can_be_loaded() {
+    let (_d, path) = temp();
+    let records = sample_records(2000, 5);
+    write_trace(&path, &records, small_frames());
+    let mut r = Reader::open(&path, ReadOptions { data: false }).unwrap();
+    r.load_path_data(true);
+    let (mut paths, mut skipped) = (0, 0);
+    for want in &records {
+        let got = r.next_record().unwrap().expect("a record");
+        match (&got, want) {
+            (Record::PathData(a), Record::PathData(b)) => {
+                assert_eq!(a, b, "path contents are loaded whole");
+                paths += usize::from(b.data.captured > 64);
+            }
+            (Record::Syscall(a), Record::Syscall(b)) => {
+                for (ca, cb) in a.captures.iter().zip(&b.captures) {
+                    assert_eq!(ca.captured, cb.captured);
+                    if cb.captured > 64 {
+                        assert_eq!(ca.data, None, "a call's stored buffer is not loaded");
+                        skipped += 1;
+                    }
+                }
+            }
+            _ => assert_eq!(&got, want),
+        }
+    }
+    assert!(r.next_record().unwrap().is_none());
+    assert!(
+        paths >= 5 && skipped > 100,
+        "{paths} stored path contents, {skipped} buffers"
+    );
+}
+
 /// A 4 KiB `write` of `data` with sequence id `seq`.
 fn write_call(seq: u64, data: Vec<u8>) -> Record {
     Record::Syscall(SyscallEvent {

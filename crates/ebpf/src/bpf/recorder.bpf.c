@@ -53,6 +53,9 @@ __u64 next_seq = 1;
 __u64 stop_requests = 0;
 /* Spills so far; bumped before the spilling thread is sent SIGSTOP. */
 __u64 spills = 0;
+/* Set by the recorder when it stops following (detach): a task's call
+ * storage, which marks it as traced, outlives that. */
+__u32 detached = 0;
 
 extern int bpf_probe_read_user_dynptr(struct bpf_dynptr *dptr, __u32 off, __u32 size,
 				      const void *unsafe_ptr__ign) __ksym;
@@ -125,7 +128,7 @@ struct inflight {
 	__u32 tgid;
 	__u32 active;
 	__u32 retry; /* inputs unreadable at entry, read again at exit */
-	__u32 pad;
+	__u32 forked; /* a new task, about to return from its parent's fork */
 };
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -143,6 +146,28 @@ static __always_inline struct counters *counters(void)
 static __always_inline bool is_traced(__u32 tgid)
 {
 	return bpf_map_lookup_elem(&traced, &tgid) != NULL;
+}
+
+/* The current task's call storage if it is traced, created on its first
+ * call. A task that has storage is traced (storage is only created for a
+ * traced process, here or when a traced process forks, and dies with its
+ * task), so the `traced` hash is asked once per task, not at every entry
+ * and exit. */
+static __always_inline struct inflight *traced_task(__u32 tgid, bool create)
+{
+	if (detached)
+		return NULL;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct inflight *f = bpf_task_storage_get(&calls, task, 0, 0);
+	if (f || !create || !is_traced(tgid))
+		return f;
+	f = bpf_task_storage_get(&calls, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!f) {
+		struct counters *k = counters();
+		if (k)
+			k->no_storage++;
+	}
+	return f;
 }
 
 /* A record that did not fit: counted, never silent. */
@@ -641,16 +666,9 @@ int BPF_PROG(on_enter, struct pt_regs *regs, long id)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32;
-	if (!is_traced(tgid))
+	struct inflight *f = traced_task(tgid, true);
+	if (!f)
 		return 0;
-	struct inflight *f = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0,
-						  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!f) {
-		struct counters *k = counters();
-		if (k)
-			k->no_storage++;
-		return 0;
-	}
 	f->nr = id;
 	f->tid = (__u32)pid_tgid;
 	f->tgid = tgid;
@@ -669,7 +687,9 @@ int BPF_PROG(on_enter, struct pt_regs *regs, long id)
 	f->retry = 0;
 	if ((__u64)id < NR_MAX && load_spec(&p, id))
 		f->retry = capture_pass(&p);
-	throttle(tgid);
+	/* No throttle here: a stop takes effect on the way back to user
+	 * space, which the exit's throttle reaches too, and sent now it
+	 * would interrupt a call that blocks. */
 	return 0;
 }
 
@@ -677,10 +697,23 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	if (!is_traced(tgid))
+	struct inflight *f = traced_task(tgid, false);
+	if (!f) {
+		/* Tracing began while this task was inside its call. */
+		if (!detached && is_traced(tgid)) {
+			struct counters *k = counters();
+			if (k)
+				k->before_attach++;
+		}
 		return 0;
-	struct inflight *f = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
-	if (!f || !f->active) {
+	}
+	if (!f->active) {
+		/* A new task returning from the fork that made it: the parent's
+		 * call and the fork record say all there is. */
+		if (f->forked) {
+			f->forked = 0;
+			return 0;
+		}
 		struct counters *k = counters();
 		if (k)
 			k->before_attach++;
@@ -720,6 +753,11 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 tgid = child->tgid;
 	__u8 one = 1;
 	bpf_map_update_elem(&traced, &tgid, &one, BPF_ANY);
+	/* The child's storage now, so that its return from this fork is
+	 * known for what it is (not a call entered before tracing began). */
+	struct inflight *f = bpf_task_storage_get(&calls, child, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (f)
+		f->forked = 1;
 	struct rec_fork *r = reserve_record(sizeof(*r));
 	if (!r)
 		return 0;
