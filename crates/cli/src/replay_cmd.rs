@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -152,32 +152,36 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
     let live = Live::default();
     let bar = Progress::bytes("preparing");
     let shown = AtomicU64::new(0);
-    let done = AtomicBool::new(false);
     let on_mismatch = |line: String| {
         if shown.fetch_add(1, Ordering::Relaxed) < SHOW_MISMATCHES {
             bar.println(&format!("reanimator: {line}"));
         }
     };
+    // Dropped when replay ends: the progress thread wakes at once instead
+    // of finishing its 100 ms sleep (which every replay used to wait out).
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
     let result = std::thread::scope(|s| {
-        s.spawn(|| {
-            while !done.load(Ordering::Relaxed) {
-                let phase = live.phase.load(Ordering::Relaxed);
-                bar.update(
-                    live.read_bytes.load(Ordering::Relaxed),
-                    live.total_bytes.load(Ordering::Relaxed),
-                );
-                if phase == 1 {
-                    bar.message(format!(
-                        "replaying: {} calls, {} mismatches",
-                        live.calls.load(Ordering::Relaxed),
-                        live.mismatches.load(Ordering::Relaxed)
-                    ));
-                }
-                std::thread::sleep(Duration::from_millis(100));
+        let (live, bar) = (&live, &bar);
+        s.spawn(move || loop {
+            let phase = live.phase.load(Ordering::Relaxed);
+            bar.update(
+                live.read_bytes.load(Ordering::Relaxed),
+                live.total_bytes.load(Ordering::Relaxed),
+            );
+            if phase == 1 {
+                bar.message(format!(
+                    "replaying: {} calls, {} mismatches",
+                    live.calls.load(Ordering::Relaxed),
+                    live.mismatches.load(Ordering::Relaxed)
+                ));
+            }
+            match stopped.recv_timeout(Duration::from_millis(100)) {
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                _ => break,
             }
         });
         let r = reanimator_replay::replay(&a.trace, &root, &opts, &live, &on_mismatch);
-        done.store(true, Ordering::Relaxed);
+        drop(stop);
         r
     });
     bar.finish();
