@@ -180,7 +180,7 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
                 _ => break,
             }
         });
-        let r = reanimator_replay::replay(&a.trace, &root, &opts, &live, &on_mismatch);
+        let r = reanimator_replay::replay(&a.trace, &root, &opts, live, &on_mismatch);
         drop(stop);
         r
     });
