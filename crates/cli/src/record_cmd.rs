@@ -90,6 +90,7 @@ fn parse_data(s: &str) -> Result<DataPolicy, String> {
 /// A byte count: digits with an optional k, M or G (KiB, MiB, GiB; case
 /// and a trailing `iB` or `B` do not matter), as fio and dd users write.
 fn parse_bytes(s: &str) -> Result<u64, String> {
+    let bad = || format!("expected a size such as 4096, 64k or 32M, got {s:?}");
     let t = s.trim();
     let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(digits);
@@ -98,16 +99,12 @@ fn parse_bytes(s: &str) -> Result<u64, String> {
         "k" | "kb" | "kib" => 10,
         "m" | "mb" | "mib" => 20,
         "g" | "gb" | "gib" => 30,
-        _ => {
-            return Err(format!(
-                "expected a size such as 4096, 64k or 32M, got {s:?}"
-            ))
-        }
+        _ => return Err(bad()),
     };
     num.parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(1 << shift))
-        .ok_or_else(|| format!("expected a size such as 4096, 64k or 32M, got {s:?}"))
+        .ok_or_else(bad)
 }
 
 fn parse_ring_size(s: &str) -> Result<u32, String> {

@@ -167,29 +167,29 @@ fn hash_whole(mut f: &std::fs::File) -> io::Result<u128> {
 fn hash_pieces(f: &std::fs::File) -> io::Result<u128> {
     let len = f.metadata()?.len();
     let pieces = len.div_ceil(HASH_PIECE).max(1);
-    if pieces == 1 {
-        // Most files: no thread to start.
-        let sums = sum_pieces(f, 0..1)?;
-        return Ok(xxhash_rust::xxh3::xxh3_128(&sums[0].to_le_bytes()));
-    }
     // Asked once: the standard library reads cgroup files every time.
     static CPUS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     let cpus =
         *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u64));
     let threads = cpus.clamp(1, 8).min(pieces);
     let per = pieces.div_ceil(threads);
-    let runs: Vec<io::Result<Vec<u128>>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| scope.spawn(move || sum_pieces(f, t * per..((t + 1) * per).min(pieces))))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(io::Error::other("hashing thread panicked")))
-            })
-            .collect()
-    });
+    let runs: Vec<io::Result<Vec<u128>>> = if threads == 1 {
+        // Most files are one piece: no thread to start.
+        vec![sum_pieces(f, 0..pieces)]
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| scope.spawn(move || sum_pieces(f, t * per..((t + 1) * per).min(pieces))))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(io::Error::other("hashing thread panicked")))
+                })
+                .collect()
+        })
+    };
     let mut sums = Vec::with_capacity(pieces as usize * 16);
     for run in runs {
         for h in run? {

@@ -698,25 +698,17 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct inflight *f = traced_task(tgid, false);
-	if (!f) {
-		/* Tracing began while this task was inside its call. */
-		if (!detached && is_traced(tgid)) {
+	if (!f || !f->active) {
+		if (f && f->forked) {
+			/* A new task returning from the fork that made it: the
+			 * parent's call and the fork record say all there is. */
+			f->forked = 0;
+		} else if (f || (!detached && is_traced(tgid))) {
+			/* Tracing began while this task was inside its call. */
 			struct counters *k = counters();
 			if (k)
 				k->before_attach++;
 		}
-		return 0;
-	}
-	if (!f->active) {
-		/* A new task returning from the fork that made it: the parent's
-		 * call and the fork record say all there is. */
-		if (f->forked) {
-			f->forked = 0;
-			return 0;
-		}
-		struct counters *k = counters();
-		if (k)
-			k->before_attach++;
 		return 0;
 	}
 	f->active = 0;
