@@ -334,6 +334,72 @@ impl Syscall {
     pub fn in_groups(&self, groups: Groups) -> bool {
         self.groups & groups == groups
     }
+
+    /// The file bytes a positional read or write touches (`pread64`,
+    /// `pwrite64`: a descriptor, one buffer, its size and an offset by
+    /// value). Such calls on disjoint byte ranges commute, which lets a
+    /// replay ordering run them out of recorded order; calls of any other
+    /// shape give `None`.
+    pub fn positional_io(&self, args: &[u64; 6]) -> Option<PositionalIo> {
+        match self.params() {
+            [Param { kind: Kind::Fd, .. }, Param {
+                kind: Kind::Buf { dir, .. },
+                ..
+            }, Param {
+                kind: Kind::Size, ..
+            }, Param {
+                kind: Kind::Offset, ..
+            }] if *dir != Dir::InOut => {
+                let start = args[3];
+                // A negative offset fails with EINVAL: no bytes touched.
+                let len = if (start as i64) < 0 { 0 } else { args[2] };
+                Some(PositionalIo {
+                    fd: args[0] as i32,
+                    write: *dir == Dir::In,
+                    start,
+                    end: start.saturating_add(len),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// The value of the call's `open(2)` flags argument (open, openat), or
+    /// `None` for calls without one.
+    pub fn open_flags(&self, args: &[u64; 6]) -> Option<u64> {
+        self.params()
+            .iter()
+            .position(|p| p.kind == Kind::Flags(FlagSet::Open))
+            .map(|i| args[i])
+    }
+}
+
+/// The byte range of one positional read or write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PositionalIo {
+    /// The descriptor, as the traced process numbered it.
+    pub fd: i32,
+    /// A write (`pwrite64`) rather than a read.
+    pub write: bool,
+    /// First byte offset.
+    pub start: u64,
+    /// One past the last byte offset.
+    pub end: u64,
+}
+
+impl PositionalIo {
+    /// True when the two calls give the same results and leave the same
+    /// file contents in either order: two reads, or two writes to
+    /// disjoint ranges. A read and a write never commute here, since a
+    /// write beyond the end of the file changes what a read of another
+    /// range returns.
+    pub fn commutes_with(&self, other: &PositionalIo) -> bool {
+        match (self.write, other.write) {
+            (false, false) => true,
+            (true, true) => self.end <= other.start || other.end <= self.start,
+            _ => false,
+        }
+    }
 }
 
 impl fmt::Display for Kind {

@@ -55,8 +55,9 @@ pub struct ReplayArgs {
     #[arg(long, value_enum, default_value_t = OnMismatch::Warn)]
     pub on_mismatch: OnMismatch,
     /// Cross-thread order: calls that did not overlap in time keep their
-    /// order (overlap), or all calls follow the recorded entry order
-    /// (strict).
+    /// order (overlap); the same, except that positional reads and writes
+    /// to disjoint byte ranges may pass each other (commute); or all calls
+    /// follow the recorded entry order (strict).
     #[arg(long, value_enum, default_value_t = OrderArg::Overlap)]
     pub order: OrderArg,
     /// When calls are issued: as fast as possible (afap), at their recorded
@@ -90,6 +91,8 @@ pub enum OnMismatch {
 pub enum OrderArg {
     /// Keep the order of calls that did not overlap in time.
     Overlap,
+    /// Overlap, but pread64/pwrite64 calls that commute may pass each other.
+    Commute,
     /// Recorded global entry order.
     Strict,
 }
@@ -143,6 +146,7 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
         abort_on_mismatch: matches!(a.on_mismatch, OnMismatch::Abort),
         order: match a.order {
             OrderArg::Overlap => OrderPolicy::Overlap,
+            OrderArg::Commute => OrderPolicy::Commute,
             OrderArg::Strict => OrderPolicy::Strict,
         },
         timing: a.timing,

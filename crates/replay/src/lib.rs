@@ -53,7 +53,7 @@ pub use order::OrderPolicy;
 pub use report::{CallStats, Report, Tally};
 
 use exec::{Outcome, Thread};
-use order::{Order, Ticket};
+use order::{CommuteFds, Order, Ticket};
 use state::{lock, Proc, WeakProc};
 
 /// Calls the dispatcher may hand out ahead of the replay threads.
@@ -373,6 +373,7 @@ pub fn replay(
         // Threads whose end was recorded, and who went on in their place.
         let mut ended: HashMap<u32, Option<u32>> = HashMap::new();
         let mut clone_children: HashSet<u32> = HashSet::new();
+        let mut commute_fds = CommuteFds::default();
         let mut handles = Vec::new();
         let mut dispatcher = Tally::default();
         let shared = &shared;
@@ -449,7 +450,8 @@ pub fn replay(
                     let bytes: u64 = ev.captures.iter().map(|c| c.captured).sum();
                     shared.acquire(bytes, &mut queues);
                     let exit_ns = ev.exit.map_or(u64::MAX, |x| x.exit_ns);
-                    let ticket = shared.order.dispatch(seq, ev.enter_ns, exit_ns);
+                    let io = commute_fds.observe(row, &ev);
+                    let ticket = shared.order.dispatch(seq, ev.enter_ns, exit_ns, io);
                     queues.call(tid, Item::Call(Box::new(ev), row, ticket, bytes));
                 }
                 Record::ProcessStart(p) => {
@@ -463,6 +465,7 @@ pub fn replay(
                             created.insert(p.tid, (p.ppid, p.cwd.clone(), p.umask));
                         }
                         _ => {
+                            commute_fds.inherited(p.fds.iter().map(|f| f.fd));
                             let existing = lock(&shared.latest)
                                 .get(&p.tgid)
                                 .and_then(WeakProc::upgrade);

@@ -8,19 +8,37 @@
 //!   ended before time T" is a prefix of the dispatched calls: the replay
 //!   keeps them in a ring and a call may go once the oldest unfinished one
 //!   ended, in the trace, at or after its own start.
+//! - `commute`: as `overlap`, except that positional reads and writes
+//!   (`pread64`, `pwrite64`) that commute — two reads, or two writes to
+//!   disjoint byte ranges — need not wait for each other. Results and
+//!   final file contents are those of `overlap`; only the order the
+//!   device sees them in differs. A call looks at most [`SCAN_LIMIT`]
+//!   dispatched calls back, which bounds how far threads drift apart.
 //! - `strict`: calls are issued in global sequence order (entry order).
 //!   A call waits until every record with a smaller sequence id has been
-//!   read and every call among them issued. Blocking calls count as issued
-//!   when they start, so strict order cannot deadlock on a pipe.
+//!   read and every call among them issued, and, as under `overlap`,
+//!   until every call that ended before it began has finished. Calls
+//!   that overlapped in the recording count as issued when they start,
+//!   so strict order cannot deadlock on a pipe, and a call that started
+//!   after another ended never races it (a `close` in one thread and the
+//!   `open` in another that reused its number).
 //!
-//! Neither policy can deadlock on its own: a call only waits for calls
-//! that, in the recording, finished (overlap) or began (strict) before it
-//! began, and those never waited for it.
+//! No policy can deadlock on its own: a call only waits for calls that,
+//! in the recording, finished (overlap, commute) or began (strict) before
+//! it began, and those never waited for it.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::sync::{Condvar, Mutex};
 
+use reanimator_catalogue::{PositionalIo, Ret, Syscall};
+use reanimator_trace::SyscallEvent;
+
 use crate::state::lock;
+
+/// Dispatched calls a `commute` call looks back over before it waits
+/// anyway: checking is linear in it, and a thread cannot get further ahead
+/// of the slowest one.
+const SCAN_LIMIT: usize = 512;
 
 /// Times a waiting thread yields the CPU before it sleeps on the condvar.
 /// Sleeping and being woken costs futex calls and context switches on
@@ -36,6 +54,9 @@ const SPINS: u32 = 4096;
 pub enum OrderPolicy {
     /// Keep the order of calls that did not overlap in time.
     Overlap,
+    /// As `Overlap`, but commuting positional reads and writes may pass
+    /// each other.
+    Commute,
     /// Global recorded order of entry.
     Strict,
 }
@@ -43,18 +64,27 @@ pub enum OrderPolicy {
 /// One dispatched call, as the ordering sees it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Ticket {
-    /// Position in the dispatch ring (overlap).
+    /// Position in the dispatch ring.
     pub slot: u64,
     /// Sequence id (strict).
     pub seq: u64,
     /// Recorded entry time.
     pub enter_ns: u64,
+    /// The bytes it reads or writes, when it may pass other calls
+    /// (commute).
+    pub io: Option<PositionalIo>,
+}
+
+/// A dispatched call in the overlap ring.
+struct Slot {
+    exit_ns: u64,
+    done: bool,
+    io: Option<PositionalIo>,
 }
 
 struct State {
-    /// Overlap: recorded exit times of dispatched calls, and whether each
-    /// is done, from slot `base` on.
-    ring: VecDeque<(u64, bool)>,
+    /// Dispatched calls in completion order, from slot `base` on.
+    ring: VecDeque<Slot>,
     base: u64,
     /// Strict: every sequence id below `watermark` has been passed; ids at
     /// or above it that passed early wait in `passed`.
@@ -92,17 +122,28 @@ impl Order {
         }
     }
 
-    /// Registers a call about to be handed to its thread.
-    pub fn dispatch(&self, seq: u64, enter_ns: u64, exit_ns: u64) -> Ticket {
+    /// Registers a call about to be handed to its thread. `io` is its byte
+    /// range when it may pass commuting calls.
+    pub fn dispatch(
+        &self,
+        seq: u64,
+        enter_ns: u64,
+        exit_ns: u64,
+        io: Option<PositionalIo>,
+    ) -> Ticket {
         let mut s = lock(&self.state);
         let slot = s.base + s.ring.len() as u64;
-        if self.policy == OrderPolicy::Overlap {
-            s.ring.push_back((exit_ns, false));
-        }
+        let io = io.filter(|_| self.policy == OrderPolicy::Commute);
+        s.ring.push_back(Slot {
+            exit_ns,
+            done: false,
+            io,
+        });
         Ticket {
             slot,
             seq,
             enter_ns,
+            io,
         }
     }
 
@@ -139,6 +180,22 @@ impl Order {
         moved
     }
 
+    /// True when the call may be issued now.
+    fn ready(&self, s: &State, t: &Ticket) -> bool {
+        // Finished calls leave the front at once, so the front is the
+        // oldest unfinished one.
+        let overlap = || {
+            s.ring
+                .front()
+                .is_none_or(|f| f.exit_ns >= t.enter_ns || s.base == t.slot)
+        };
+        match self.policy {
+            OrderPolicy::Overlap => overlap(),
+            OrderPolicy::Commute => Self::commute_ready(s, t),
+            OrderPolicy::Strict => s.watermark >= t.seq && overlap(),
+        }
+    }
+
     /// Blocks until the call may be issued; false when replay is aborting.
     pub fn wait_turn(&self, t: &Ticket) -> bool {
         let mut s = lock(&self.state);
@@ -147,16 +204,7 @@ impl Order {
             if s.aborted {
                 return false;
             }
-            let ready = match self.policy {
-                OrderPolicy::Overlap => s
-                    .ring
-                    .iter()
-                    .take_while(|&&(_, done)| !done)
-                    .map(|&(exit, _)| exit)
-                    .next()
-                    .is_none_or(|oldest_exit| oldest_exit >= t.enter_ns || s.base == t.slot),
-                OrderPolicy::Strict => s.watermark >= t.seq,
-            };
+            let ready = self.ready(&s, t);
             if ready {
                 if self.policy == OrderPolicy::Strict
                     && Self::pass_locked(&mut s, t.seq)
@@ -183,18 +231,38 @@ impl Order {
         }
     }
 
+    /// Commute order: every unfinished call that ended, in the trace,
+    /// before this one began commutes with it.
+    fn commute_ready(s: &State, t: &Ticket) -> bool {
+        for (i, slot) in s.ring.iter().enumerate() {
+            if slot.exit_ns >= t.enter_ns || s.base + i as u64 == t.slot {
+                return true;
+            }
+            if i >= SCAN_LIMIT {
+                return false;
+            }
+            if slot.done {
+                continue;
+            }
+            match (&slot.io, &t.io) {
+                (Some(a), Some(b)) if a.commutes_with(b) => {}
+                _ => return false,
+            }
+        }
+        true
+    }
+
     /// Marks a call finished.
     pub fn done(&self, t: &Ticket) {
-        if self.policy != OrderPolicy::Overlap {
-            return;
-        }
         let mut s = lock(&self.state);
         let i = (t.slot - s.base) as usize;
         if let Some(e) = s.ring.get_mut(i) {
-            e.1 = true;
+            e.done = true;
         }
-        let mut moved = false;
-        while s.ring.front().is_some_and(|&(_, done)| done) {
+        // Under commute order any finished call may be the one a waiter
+        // waits for, not only the oldest.
+        let mut moved = self.policy == OrderPolicy::Commute;
+        while s.ring.front().is_some_and(|f| f.done) {
             s.ring.pop_front();
             s.base += 1;
             moved = true;
@@ -208,5 +276,179 @@ impl Order {
     pub fn abort(&self) {
         lock(&self.state).aborted = true;
         self.cv.notify_all();
+    }
+}
+
+/// Which descriptor numbers positional calls may commute on, followed by
+/// the dispatcher through the trace. A `pwrite64` on an `O_APPEND` file
+/// appends whatever its offset says, so only descriptors the trace itself
+/// opened without `O_APPEND` qualify. Numbers are not told apart by
+/// process: a number leaves the set when any process gets a descriptor
+/// under it some other way (dup, fcntl, an inherited descriptor, a
+/// socket message that may carry descriptors), which only ever makes the
+/// ordering stricter.
+#[derive(Default)]
+pub(crate) struct CommuteFds {
+    fds: HashSet<i32>,
+}
+
+impl CommuteFds {
+    /// Follows one dispatched call; returns its byte range when it may
+    /// pass commuting calls.
+    pub fn observe(&mut self, row: &Syscall, ev: &SyscallEvent) -> Option<PositionalIo> {
+        let ret = ev.exit.filter(|x| !x.is_error).map(|x| x.ret)?;
+        if let Some(io) = row.positional_io(&ev.args) {
+            return Some(io).filter(|io| self.fds.contains(&io.fd));
+        }
+        let fd = i32::try_from(ret).ok();
+        match row.name {
+            "recvmsg" | "recvmmsg" => self.fds.clear(),
+            "fcntl" => {
+                self.fds.remove(&(ev.args[0] as i32));
+                fd.map(|fd| self.fds.remove(&fd));
+            }
+            _ if row.ret == Ret::Fd => {
+                let fd = fd?;
+                match row.open_flags(&ev.args) {
+                    Some(flags) if flags & libc::O_APPEND as u64 == 0 => self.fds.insert(fd),
+                    _ => self.fds.remove(&fd),
+                };
+            }
+            _ => {}
+        }
+        None
+    }
+
+    /// A process whose descriptors were open before tracing: their flags
+    /// are unknown.
+    pub fn inherited(&mut self, fds: impl IntoIterator<Item = i32>) {
+        for fd in fds {
+            self.fds.remove(&fd);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reanimator_trace::SyscallExit;
+
+    fn pwrite(fd: i32, start: u64) -> Option<PositionalIo> {
+        Some(PositionalIo {
+            fd,
+            write: true,
+            start,
+            end: start + 4096,
+        })
+    }
+
+    fn pread(fd: i32, start: u64) -> Option<PositionalIo> {
+        Some(PositionalIo {
+            write: false,
+            ..pwrite(fd, start).unwrap()
+        })
+    }
+
+    /// Whether call `b` (entered at 20) may go while `a` (ended at 10,
+    /// so before `b` began) is unfinished.
+    fn passes(policy: OrderPolicy, a: Option<PositionalIo>, b: Option<PositionalIo>) -> bool {
+        let order = Order::new(policy, 1);
+        order.dispatch(1, 5, 10, a);
+        let t = order.dispatch(2, 20, 30, b);
+        let s = lock(&order.state);
+        order.ready(&s, &t)
+    }
+
+    #[test]
+    fn commuting_positional_calls_pass_each_other_only_under_commute() {
+        use OrderPolicy::*;
+        assert!(passes(Commute, pwrite(3, 0), pwrite(3, 4096)));
+        assert!(passes(Commute, pread(3, 0), pread(3, 0)));
+        assert!(!passes(Overlap, pwrite(3, 0), pwrite(3, 4096)));
+        assert!(!passes(Strict, pwrite(3, 0), pwrite(3, 4096)));
+        // Strict order also waits for a call that ended before this one
+        // began, even once that call has started.
+        let order = Order::new(Strict, 1);
+        let first = order.dispatch(1, 5, 10, None);
+        let second = order.dispatch(2, 20, 30, None);
+        assert!(order.wait_turn(&first));
+        assert!(!order.ready(&lock(&order.state), &second));
+        order.done(&first);
+        assert!(order.ready(&lock(&order.state), &second));
+        // Overlapping writes, a read after a write, and any other call
+        // keep their recorded order.
+        assert!(!passes(Commute, pwrite(3, 0), pwrite(3, 2048)));
+        assert!(!passes(Commute, pwrite(3, 0), pread(3, 8192)));
+        assert!(!passes(Commute, None, pwrite(3, 4096)));
+        assert!(!passes(Commute, pwrite(3, 0), None));
+    }
+
+    #[test]
+    fn a_commute_call_waits_once_it_is_too_far_ahead() {
+        let order = Order::new(OrderPolicy::Commute, 1);
+        let lagging = order.dispatch(1, 1, 2, pwrite(3, 0));
+        for i in 0..SCAN_LIMIT as u64 {
+            let t = order.dispatch(2 + i, 3 + i, 3 + i, pwrite(4, 4096 * (i + 1)));
+            order.done(&t);
+        }
+        let far = order.dispatch(9999, 100_000, 100_001, pwrite(4, 1 << 30));
+        assert!(!order.ready(&lock(&order.state), &far));
+        order.done(&lagging);
+        assert!(order.ready(&lock(&order.state), &far));
+    }
+
+    fn event(name: &str, args: &[u64], ret: i64) -> (&'static Syscall, SyscallEvent) {
+        let row = reanimator_catalogue::by_name(name).expect(name);
+        let mut a = [0u64; 6];
+        a[..args.len()].copy_from_slice(args);
+        let ev = SyscallEvent {
+            seq: 1,
+            tgid: 1,
+            tid: 1,
+            nr: row.nr,
+            enter_ns: 1,
+            args: a,
+            exit: Some(SyscallExit {
+                exit_ns: 2,
+                ret,
+                is_error: ret < 0,
+            }),
+            captures: Vec::new(),
+        };
+        (row, ev)
+    }
+
+    fn observe(fds: &mut CommuteFds, name: &str, args: &[u64], ret: i64) -> bool {
+        let (row, ev) = event(name, args, ret);
+        fds.observe(row, &ev).is_some()
+    }
+
+    #[test]
+    fn only_descriptors_opened_without_o_append_commute() {
+        let at = -100i64 as u64;
+        let append = libc::O_WRONLY as u64 | libc::O_APPEND as u64;
+        let mut fds = CommuteFds::default();
+        assert!(!observe(&mut fds, "pwrite64", &[3, 0, 4096, 0], 4096));
+        observe(&mut fds, "openat", &[at, 0, libc::O_RDWR as u64, 0], 3);
+        observe(&mut fds, "openat", &[at, 0, append, 0], 4);
+        assert!(observe(&mut fds, "pwrite64", &[3, 0, 4096, 0], 4096));
+        assert!(observe(&mut fds, "pread64", &[3, 0, 4096, 0], 4096));
+        assert!(!observe(&mut fds, "pwrite64", &[4, 0, 4096, 0], 4096));
+        // A failed call never passes anything.
+        assert!(!observe(&mut fds, "pwrite64", &[3, 0, 4096, 0], -28));
+        // fcntl may set O_APPEND; dup2 may put another file there.
+        observe(&mut fds, "fcntl", &[3, libc::F_SETFL as u64, append], 0);
+        assert!(!observe(&mut fds, "pwrite64", &[3, 0, 4096, 0], 4096));
+        observe(&mut fds, "open", &[0, libc::O_RDWR as u64, 0], 5);
+        observe(&mut fds, "dup2", &[4, 5], 5);
+        assert!(!observe(&mut fds, "pwrite64", &[5, 0, 4096, 0], 4096));
+        // Inherited descriptors and a message that may carry descriptors.
+        observe(&mut fds, "open", &[0, libc::O_RDWR as u64, 0], 6);
+        observe(&mut fds, "open", &[0, libc::O_RDWR as u64, 0], 7);
+        fds.inherited([6]);
+        assert!(!observe(&mut fds, "pwrite64", &[6, 0, 4096, 0], 4096));
+        assert!(observe(&mut fds, "pwrite64", &[7, 0, 4096, 0], 4096));
+        observe(&mut fds, "recvmsg", &[9, 0, 0], 10);
+        assert!(!observe(&mut fds, "pwrite64", &[7, 0, 4096, 0], 4096));
     }
 }
