@@ -389,11 +389,18 @@ impl Thread<'_> {
                         Len::Fixed(n) => n as usize,
                         _ => return self.simulate(ev, row),
                     };
-                    let mut buf = ev
+                    let captured = ev
                         .capture(i as u8, Role::Entry)
                         .and_then(|c| c.data.as_deref())
-                        .map(<[u8]>::to_vec)
                         .unwrap_or_default();
+                    if matches!(p.kind, Kind::Buf { .. }) && captured.len() >= want {
+                        // The kernel only reads a data buffer: the captured
+                        // bytes go as they are, uncopied (a write storm
+                        // copied every byte it wrote once more).
+                        a[i] = captured.as_ptr() as u64;
+                        continue;
+                    }
+                    let mut buf = captured.to_vec();
                     buf.resize(want, 0);
                     if let Kind::Struct {
                         dir: Dir::InOut, ..
@@ -465,18 +472,24 @@ impl Thread<'_> {
                             .captures
                             .iter()
                             .find(|c| c.arg == i as u8 && c.role == role && c.elem == e as u32);
-                        let len = cap.map_or(0, |c| c.len as usize).min(OUT_MAX as usize);
+                        let mut len = cap.map_or(0, |c| c.len as usize).min(OUT_MAX as usize);
                         let mut buf = if dir == Dir::In {
-                            let mut b = cap
-                                .and_then(|c| c.data.as_deref())
-                                .map(<[u8]>::to_vec)
-                                .unwrap_or_default();
-                            b.resize(len, 0);
                             if let Some(l) = left.as_mut() {
                                 // A partial write is replayed as partial.
-                                b.truncate(*l);
-                                *l -= b.len();
+                                len = len.min(*l);
+                                *l -= len;
                             }
+                            let captured = cap.and_then(|c| c.data.as_deref()).unwrap_or_default();
+                            if captured.len() >= len {
+                                // Read by the kernel only: sent uncopied.
+                                iov.push(libc::iovec {
+                                    iov_base: captured.as_ptr().cast_mut().cast(),
+                                    iov_len: len,
+                                });
+                                continue;
+                            }
+                            let mut b = captured.to_vec();
+                            b.resize(len, 0);
                             b
                         } else {
                             vec![0u8; len]

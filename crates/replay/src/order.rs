@@ -180,8 +180,10 @@ impl Order {
         moved
     }
 
-    /// True when the call may be issued now.
-    fn ready(&self, s: &State, t: &Ticket) -> bool {
+    /// True when the call may be issued now. `checked` is the first ring
+    /// slot not yet known to let the call pass (commute order resumes
+    /// there instead of rescanning).
+    fn ready(&self, s: &State, t: &Ticket, checked: &mut u64) -> bool {
         // Finished calls leave the front at once, so the front is the
         // oldest unfinished one.
         let overlap = || {
@@ -191,7 +193,7 @@ impl Order {
         };
         match self.policy {
             OrderPolicy::Overlap => overlap(),
-            OrderPolicy::Commute => Self::commute_ready(s, t),
+            OrderPolicy::Commute => Self::commute_ready(s, t, checked),
             OrderPolicy::Strict => s.watermark >= t.seq && overlap(),
         }
     }
@@ -200,11 +202,12 @@ impl Order {
     pub fn wait_turn(&self, t: &Ticket) -> bool {
         let mut s = lock(&self.state);
         let mut spins = 0;
+        let mut checked = 0;
         loop {
             if s.aborted {
                 return false;
             }
-            let ready = self.ready(&s, t);
+            let ready = self.ready(&s, t, &mut checked);
             if ready {
                 if self.policy == OrderPolicy::Strict
                     && Self::pass_locked(&mut s, t.seq)
@@ -232,10 +235,14 @@ impl Order {
     }
 
     /// Commute order: every unfinished call that ended, in the trace,
-    /// before this one began commutes with it.
-    fn commute_ready(s: &State, t: &Ticket) -> bool {
-        for (i, slot) in s.ring.iter().enumerate() {
-            if slot.exit_ns >= t.enter_ns || s.base + i as u64 == t.slot {
+    /// before this one began commutes with it. Slots before `checked`
+    /// were found done or commuting by an earlier try and stay so; the
+    /// scan resumes at `checked` and leaves it at the slot that blocks.
+    fn commute_ready(s: &State, t: &Ticket, checked: &mut u64) -> bool {
+        let start = (*checked).max(s.base);
+        for (i, slot) in s.ring.iter().enumerate().skip((start - s.base) as usize) {
+            *checked = s.base + i as u64;
+            if slot.exit_ns >= t.enter_ns || *checked == t.slot {
                 return true;
             }
             if i >= SCAN_LIMIT {
@@ -356,7 +363,7 @@ mod tests {
         order.dispatch(1, 5, 10, a);
         let t = order.dispatch(2, 20, 30, b);
         let s = lock(&order.state);
-        order.ready(&s, &t)
+        order.ready(&s, &t, &mut 0)
     }
 
     #[test]
@@ -372,9 +379,9 @@ mod tests {
         let first = order.dispatch(1, 5, 10, None);
         let second = order.dispatch(2, 20, 30, None);
         assert!(order.wait_turn(&first));
-        assert!(!order.ready(&lock(&order.state), &second));
+        assert!(!order.ready(&lock(&order.state), &second, &mut 0));
         order.done(&first);
-        assert!(order.ready(&lock(&order.state), &second));
+        assert!(order.ready(&lock(&order.state), &second, &mut 0));
         // Overlapping writes, a read after a write, and any other call
         // keep their recorded order.
         assert!(!passes(Commute, pwrite(3, 0), pwrite(3, 2048)));
@@ -392,9 +399,9 @@ mod tests {
             order.done(&t);
         }
         let far = order.dispatch(9999, 100_000, 100_001, pwrite(4, 1 << 30));
-        assert!(!order.ready(&lock(&order.state), &far));
+        assert!(!order.ready(&lock(&order.state), &far, &mut 0));
         order.done(&lagging);
-        assert!(order.ready(&lock(&order.state), &far));
+        assert!(order.ready(&lock(&order.state), &far, &mut 0));
     }
 
     fn event(name: &str, args: &[u64], ret: i64) -> (&'static Syscall, SyscallEvent) {
