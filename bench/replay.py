@@ -4,7 +4,8 @@
 Each workload of bench/record.py is recorded once with `reanimator record`.
 Then, interleaved per round: the original program un-traced (vanilla), and
 `reanimator replay --timing afap` of its trace into an empty root, with
-`--verify full` (the default) and with `--verify none`. Each replay must
+`--verify full` (the default), with `--verify none`, and with
+`--order commute`. Each replay must
 be clean (zero mismatches, identical final state) or the benchmark stops.
 Cells are medians; ratios are to vanilla. Also printed: replay events/s
 and how the replay's wall time splits into preparing the initial state,
@@ -51,6 +52,7 @@ def main():
         "vanilla": None,
         "replay": [],
         "replay --verify none": ["--verify", "none"],
+        "replay --order commute": ["--order", "commute"],
     }
     results = {}
     for key in args.only.split(","):
