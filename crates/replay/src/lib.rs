@@ -34,7 +34,7 @@ mod report;
 mod state;
 mod verify;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -153,36 +153,69 @@ enum Item {
     End(Option<u32>),
 }
 
-/// Items on their way to the replay threads. Consecutive calls of one
-/// thread travel as one batch: one channel send, and at most one wake-up,
-/// per batch instead of per call. Only one thread's batch is ever pending
-/// (it is sent as soon as another thread's item comes), so every thread
-/// gets its items in trace order and no thread waits on a batch held back
-/// for long.
+/// Items on their way to the replay threads. Each thread's consecutive
+/// calls travel as one batch: one channel send, and at most one wake-up,
+/// per batch instead of per call. Every thread has its own batch, so
+/// threads whose calls interleave in the trace still get batches, and
+/// each thread gets its items in trace order. A batch is sent when it is
+/// full or [`Outbox::AGE`] records after its first call, whichever comes
+/// first, and batches go out in the order they began: a call may wait for
+/// any call before it in another thread, so those are never held back
+/// behind it, and none is held back for long.
 struct Outbox {
     queues: HashMap<u32, Sender<Vec<Item>>>,
-    pending: Option<(u32, Vec<Item>)>,
+    /// Unsent batches, oldest first: thread, record count at their first
+    /// call, calls.
+    pending: VecDeque<(u32, u64, Vec<Item>)>,
+    /// Records seen so far.
+    records: u64,
 }
 
 impl Outbox {
     /// Calls per batch.
     const BATCH: usize = 64;
+    /// Records after which a batch goes out however small.
+    const AGE: u64 = 64;
+
+    fn new() -> Self {
+        Outbox {
+            queues: HashMap::new(),
+            pending: VecDeque::new(),
+            records: 0,
+        }
+    }
 
     fn contains(&self, tid: u32) -> bool {
         self.queues.contains_key(&tid)
     }
 
+    /// Counts a record read and sends the batches it made old enough.
+    fn tick(&mut self) {
+        self.records += 1;
+        while let Some(&(tid, first, _)) = self.pending.front() {
+            if first + Self::AGE > self.records {
+                break;
+            }
+            self.send_pending(tid);
+        }
+    }
+
     /// Queues a call for thread `tid`.
     fn call(&mut self, tid: u32, item: Item) {
-        if self.pending.as_ref().is_some_and(|(t, _)| *t != tid) {
-            self.flush();
-        }
-        let (_, items) = self
-            .pending
-            .get_or_insert_with(|| (tid, Vec::with_capacity(Self::BATCH)));
-        items.push(item);
-        if items.len() >= Self::BATCH {
-            self.flush();
+        let full = match self.pending.iter_mut().find(|(t, _, _)| *t == tid) {
+            Some((_, _, items)) => {
+                items.push(item);
+                items.len() >= Self::BATCH
+            }
+            None => {
+                let mut items = Vec::with_capacity(Self::BATCH);
+                items.push(item);
+                self.pending.push_back((tid, self.records, items));
+                false
+            }
+        };
+        if full {
+            self.send_pending(tid);
         }
     }
 
@@ -200,9 +233,22 @@ impl Outbox {
         self.queues.remove(&tid);
     }
 
-    /// Sends the pending batch.
+    /// Sends every pending batch.
     fn flush(&mut self) {
-        if let Some((tid, items)) = self.pending.take() {
+        while let Some((tid, _, items)) = self.pending.pop_front() {
+            if let Some(q) = self.queues.get(&tid) {
+                let _ = q.send(items);
+            }
+        }
+    }
+
+    /// Sends `tid`'s batch and every batch begun before it: a call may
+    /// wait for any call before it, so those must not be held back.
+    fn send_pending(&mut self, tid: u32) {
+        let Some(i) = self.pending.iter().position(|(t, _, _)| *t == tid) else {
+            return;
+        };
+        for (tid, _, items) in self.pending.drain(..=i) {
             if let Some(q) = self.queues.get(&tid) {
                 let _ = q.send(items);
             }
@@ -259,9 +305,13 @@ impl Shared<'_> {
         }
     }
 
-    fn release(&self, bytes: u64) {
+    /// Gives back the room of `calls` finished calls holding `bytes`.
+    fn release(&self, calls: u64, bytes: u64) {
+        if calls == 0 {
+            return;
+        }
         let mut f = lock(&self.in_flight);
-        f.0 -= 1;
+        f.0 -= calls;
         f.1 -= bytes;
         // Wake a waiting dispatcher only once half the room is free: one
         // wake-up per many calls, not one per call.
@@ -365,10 +415,7 @@ pub fn replay(
     let mut manifest: Vec<PathState> = Vec::new();
     let mut read_error = None;
     std::thread::scope(|scope| {
-        let mut queues = Outbox {
-            queues: HashMap::new(),
-            pending: None,
-        };
+        let mut queues = Outbox::new();
         let mut created: HashMap<u32, (u32, Vec<u8>, u32)> = HashMap::new();
         // Threads whose end was recorded, and who went on in their place.
         let mut ended: HashMap<u32, Option<u32>> = HashMap::new();
@@ -398,6 +445,7 @@ pub fn replay(
             if shared.abort.load(Ordering::Relaxed) {
                 break;
             }
+            queues.tick();
             progress
                 .read_bytes
                 .store(reader.offset(), Ordering::Relaxed);
@@ -563,13 +611,16 @@ fn thread_main(shared: &Shared<'_>, tid: u32, rx: Receiver<Vec<Item>>) -> Tally 
         progress: &shared.progress.calls,
     };
     'batches: while let Ok(batch) = rx.recv() {
+        // The batch's room is given back once, when it is done.
+        let mut finished = (0, 0);
         let mut batch = batch.into_iter();
         while let Some(item) = batch.next() {
             match item {
                 Item::Call(ev, row, ticket, bytes) => {
+                    finished.0 += 1;
+                    finished.1 += bytes;
                     if shared.abort.load(Ordering::Relaxed) || !wait(shared, &ticket) {
                         shared.order.done(&ticket);
-                        shared.release(bytes);
                         continue;
                     }
                     let outcome = th.run(&ev, row);
@@ -598,7 +649,6 @@ fn thread_main(shared: &Shared<'_>, tid: u32, rx: Receiver<Vec<Item>>) -> Tally 
                         shared.mismatch(&ev, &m);
                     }
                     shared.progress.calls.fetch_add(1, Ordering::Relaxed);
-                    shared.release(bytes);
                 }
                 Item::Inherit(from) => {
                     if let Some(p) = shared.wait_birth((from, true)) {
@@ -610,11 +660,13 @@ fn thread_main(shared: &Shared<'_>, tid: u32, rx: Receiver<Vec<Item>>) -> Tally 
                     if let Some(by) = by {
                         shared.born((by, true), th.proc.clone());
                     }
+                    shared.release(finished.0, finished.1);
                     release(shared, batch);
                     break 'batches;
                 }
             }
         }
+        shared.release(finished.0, finished.1);
     }
     drain(shared, rx);
     tally
@@ -629,12 +681,15 @@ fn drain(shared: &Shared<'_>, rx: Receiver<Vec<Item>>) {
 
 /// Releases calls that will not run.
 fn release(shared: &Shared<'_>, items: impl IntoIterator<Item = Item>) {
+    let (mut calls, mut bytes) = (0, 0);
     for item in items {
-        if let Item::Call(_, _, ticket, bytes) = item {
+        if let Item::Call(_, _, ticket, b) = item {
             shared.order.done(&ticket);
-            shared.release(bytes);
+            calls += 1;
+            bytes += b;
         }
     }
+    shared.release(calls, bytes);
 }
 
 /// Waits for a call's turn (timing, then ordering); false on abort.
