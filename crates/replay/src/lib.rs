@@ -718,6 +718,8 @@ fn prepare(
     // decompressed twice.
     let mut reader = Reader::open(trace, ReadOptions { data: false })?;
     reader.load_path_data(true);
+    reader.skip_syscalls(true);
+    reader.prefetch();
     progress
         .total_bytes
         .store(reader.file_len(), Ordering::Relaxed);

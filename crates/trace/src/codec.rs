@@ -243,6 +243,7 @@ pub(crate) fn next_record(
     d: &mut Delta,
     resolve: &mut Resolve<'_>,
     skipped: &mut u64,
+    mut passed_syscalls: Option<&mut u64>,
 ) -> Result<Option<Record>> {
     loop {
         if c.is_empty() {
@@ -253,6 +254,13 @@ pub(crate) fn next_record(
             .bytes()
             .ok_or_else(|| Error::corrupt("record length runs past the frame"))?;
         let mut b = Cursor::new(body);
+        if let (TAG_SYSCALL, Some(passed)) = (tag, passed_syscalls.as_deref_mut()) {
+            // Only the delta state is needed from a call passed over.
+            d.get_seq_time(&mut b)
+                .ok_or_else(|| Error::corrupt(format!("malformed record (tag {tag})")))?;
+            *passed += 1;
+            continue;
+        }
         let rec = match tag {
             TAG_SYSCALL => decode_syscall(&mut b, d, resolve)?,
             TAG_PROCESS_START => decode_start(&mut b, d),

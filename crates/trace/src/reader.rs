@@ -426,6 +426,8 @@ pub struct ReadCounts {
     /// Records of kinds this reader does not know (from a later minor
     /// version), skipped.
     pub skipped_unknown: u64,
+    /// System-call records passed over unread ([`Reader::skip_syscalls`]).
+    pub passed_syscalls: u64,
     /// Frames read.
     pub frames: u64,
 }
@@ -449,6 +451,8 @@ pub struct Reader {
     check_skipped: bool,
     /// Without data, still load path contents (`PathData`).
     path_data: bool,
+    /// Pass over system-call records (`skip_syscalls`).
+    skip_syscalls: bool,
     /// (index, count): return only records frames whose ordinal among
     /// records frames is `index` modulo `count`.
     shard: Option<(u64, u64)>,
@@ -493,6 +497,7 @@ impl Reader {
             done: false,
             check_skipped: false,
             path_data: false,
+            skip_syscalls: false,
             shard: None,
             frames: Frames::Inline {
                 records_frames: 0,
@@ -528,6 +533,14 @@ impl Reader {
     /// decompressing every buffer of the trace. Call before reading.
     pub fn load_path_data(&mut self, on: bool) {
         self.path_data = on;
+    }
+
+    /// Pass over system-call records without decoding or returning them
+    /// (they are still counted, and the file still checked): replay's
+    /// preparation reads only path records, and decoding every call's
+    /// arguments and captures was most of its time. Call before reading.
+    pub fn skip_syscalls(&mut self, on: bool) {
+        self.skip_syscalls = on;
     }
 
     /// Read and decompress frames on a thread of their own, a few frames
@@ -609,6 +622,8 @@ impl Reader {
                     &mut self.delta,
                     &mut resolve,
                     &mut self.counts.skipped_unknown,
+                    self.skip_syscalls
+                        .then_some(&mut self.counts.passed_syscalls),
                 )
                 .map_err(|e| e.at(offset, Some(number)))?;
                 self.pos = c.pos;
@@ -665,8 +680,10 @@ impl Reader {
                     let end: EndSummary = serde_json::from_slice(&raw).map_err(|e| {
                         Error::corrupt(format!("end frame: {e}")).at(offset, Some(h.number))
                     })?;
-                    let read =
-                        self.counts.records + self.counts.skipped_unknown + self.records_elsewhere;
+                    let read = self.counts.records
+                        + self.counts.skipped_unknown
+                        + self.counts.passed_syscalls
+                        + self.records_elsewhere;
                     if end.records != read {
                         return Err(Error::corrupt(format!(
                             "end record counts {} records, the file holds {read}",

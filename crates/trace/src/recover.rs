@@ -159,7 +159,7 @@ pub fn recover_with_progress(
                 let mut resolve = |refs: &[BlobRef], _| blobs_ref.resolve(src_ref, refs, true);
                 let mut kept = 0u64;
                 loop {
-                    match codec::next_record(&mut c, &mut delta, &mut resolve, &mut skipped) {
+                    match codec::next_record(&mut c, &mut delta, &mut resolve, &mut skipped, None) {
                         Ok(Some(mut r)) => {
                             if let Record::Syscall(e) = &mut r {
                                 for cap in &mut e.captures {
