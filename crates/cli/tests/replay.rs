@@ -63,15 +63,20 @@ fn replay_clean(tmp: &Path, trace: &Path, options: &[&str]) -> String {
 
 /// Builds a recorder test program (crates/ptrace/tests/programs).
 fn build(tmp: &Path, name: &str) -> PathBuf {
-    require("cc");
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../ptrace/tests/programs")
         .join(format!("{name}.c"));
+    compile(tmp, name, &src)
+}
+
+/// Compiles one C source into `tmp`.
+fn compile(tmp: &Path, name: &str, src: &Path) -> PathBuf {
+    require("cc");
     let out = tmp.join(format!("bin-{name}"));
     let o = Command::new("cc")
         .args(["-O1", "-pthread", "-o"])
         .arg(&out)
-        .arg(&src)
+        .arg(src)
         .output()
         .expect("run cc");
     assert!(o.status.success(), "cc {name}: {}", show(&o));
@@ -249,17 +254,9 @@ fn fio_with_several_jobs() {
 
 #[test]
 fn threads_writing_disjoint_ranges_replay_clean_in_commute_order() {
-    require("cc");
     let tmp = tempfile::tempdir().unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/workloads/mtpwrite.c");
-    let exe = tmp.path().join("mtpwrite");
-    let o = Command::new("cc")
-        .args(["-O2", "-pthread", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .expect("run cc");
-    assert!(o.status.success(), "cc mtpwrite: {}", show(&o));
+    let exe = compile(tmp.path(), "mtpwrite", &src);
     let work = tmp.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
     let out = work.join("out");
