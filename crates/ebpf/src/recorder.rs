@@ -871,6 +871,7 @@ impl<'s> Recorder<'s, '_, '_> {
         let mut ring_full = 0;
         let mut no_storage = 0;
         let mut before_attach = 0;
+        let mut untracked = 0;
         if let Ok(Some(per_cpu)) = self
             .skel
             .maps
@@ -886,6 +887,7 @@ impl<'s> Recorder<'s, '_, '_> {
                 no_storage += at(1);
                 self.summary.backpressure_stops += at(2);
                 before_attach += at(3);
+                untracked += at(4);
             }
         }
         // Spawned, the only call under way when following starts is the
@@ -900,7 +902,9 @@ impl<'s> Recorder<'s, '_, '_> {
             // Attached: calls under way at detach have ids but no record.
             self.summary.unfinished += gap;
         }
-        let total = lost + unexplained;
+        // A process that could not be followed took no sequence ids, so
+        // it is not part of the gap; it lost at least one event.
+        let total = lost + unexplained + untracked;
         if total > 0 {
             let seq = self.seq();
             self.sink.record(Record::Loss(Loss {
@@ -911,8 +915,9 @@ impl<'s> Recorder<'s, '_, '_> {
                 count: total,
                 reason: format!(
                     "ebpf: {ring_full} records did not fit in the ring, {no_storage} calls \
-                     had no task storage, {} ring records unreadable, {unexplained} sequence ids \
-                     never delivered",
+                     had no task storage, {untracked} processes could not be followed (the \
+                     table of traced processes was full), {} ring records unreadable, \
+                     {unexplained} sequence ids never delivered",
                     self.malformed
                 ),
             }))?;

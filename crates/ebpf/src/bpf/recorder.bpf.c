@@ -744,7 +744,13 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	__u32 tgid = child->tgid;
 	__u8 one = 1;
-	bpf_map_update_elem(&traced, &tgid, &one, BPF_ANY);
+	if (bpf_map_update_elem(&traced, &tgid, &one, BPF_ANY)) {
+		/* The table is full: this process's threads and children
+		 * would go unrecorded. Counted, never silent. */
+		struct counters *k = counters();
+		if (k)
+			k->untracked++;
+	}
 	/* The child's storage now, so that its return from this fork is
 	 * known for what it is (not a call entered before tracing began). */
 	struct inflight *f = bpf_task_storage_get(&calls, child, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);

@@ -146,6 +146,7 @@ struct counters {
 	__u64 no_storage;      /* calls whose entry could not be kept: lost   */
 	__u64 stops;           /* back-pressure stops requested               */
 	__u64 before_attach;   /* exits of calls entered before tracing began */
+	__u64 untracked;       /* processes forked while `traced` was full    */
 };
 
 #endif
