@@ -828,3 +828,63 @@ fn short_slice() {
     // SAFETY: a valid sched_attr of the size it states, for this thread.
     unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0) };
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The markers each thread has received so far, batch by batch.
+    fn received(rx: &Receiver<Vec<Item>>) -> Vec<Vec<u32>> {
+        rx.try_iter()
+            .map(|batch| {
+                batch
+                    .into_iter()
+                    .map(|item| match item {
+                        Item::Inherit(n) => n,
+                        _ => unreachable!("only markers are queued"),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn batches_go_out_when_full_or_old_and_never_before_an_older_one() {
+        let mut out = Outbox::new();
+        let (tx1, rx1) = channel();
+        let (tx2, rx2) = channel();
+        out.queues.insert(1, tx1);
+        out.queues.insert(2, tx2);
+        // Interleaved calls of two threads: each gets a batch of its own.
+        for (tid, marker) in [(1, 10), (2, 20), (1, 11)] {
+            out.tick();
+            out.call(tid, Item::Inherit(marker));
+        }
+        assert!(received(&rx1).is_empty() && received(&rx2).is_empty());
+        // Thread 1's batch began one record before thread 2's: it goes
+        // out first, once it is old enough, and thread 2's one record later.
+        for _ in 0..Outbox::AGE - 2 {
+            out.tick();
+        }
+        assert_eq!(received(&rx1), vec![vec![10, 11]]);
+        assert!(received(&rx2).is_empty());
+        out.tick();
+        assert_eq!(received(&rx2), vec![vec![20]]);
+        // A full batch takes every older batch with it.
+        out.tick();
+        out.call(1, Item::Inherit(12));
+        for i in 0..Outbox::BATCH as u32 {
+            out.call(2, Item::Inherit(100 + i));
+        }
+        assert_eq!(received(&rx1), vec![vec![12]]);
+        assert_eq!(
+            received(&rx2),
+            vec![(100..100 + Outbox::BATCH as u32).collect::<Vec<_>>()]
+        );
+        // A lifecycle item goes out at once, after everything pending.
+        out.call(1, Item::Inherit(13));
+        out.send_now(2, Item::Inherit(21));
+        assert_eq!(received(&rx1), vec![vec![13]]);
+        assert_eq!(received(&rx2), vec![vec![21]]);
+    }
+}
