@@ -724,7 +724,6 @@ fn prepare(
         .total_bytes
         .store(reader.file_len(), Ordering::Relaxed);
     let mut prep = Preparer::new(root, opts.replace);
-    let mut n = 0u64;
     while let Some(rec) = reader.next_record()? {
         let applies = match &rec {
             Record::PathState(p) => p.phase == PathPhase::Before,
@@ -734,12 +733,11 @@ fn prepare(
         if applies {
             prep.apply(&rec).map_err(Error::Prepare)?;
         }
-        n += 1;
-        if n.is_multiple_of(4096) {
-            progress
-                .read_bytes
-                .store(reader.offset(), Ordering::Relaxed);
-        }
+        // Few records come back (calls are passed over), so the bar moves
+        // at each; across a long run of calls it waits for the next one.
+        progress
+            .read_bytes
+            .store(reader.offset(), Ordering::Relaxed);
     }
     let r = prep.finish().map_err(Error::Prepare)?;
     report.prepared_paths = r.paths;
