@@ -192,11 +192,12 @@ impl Outbox {
     /// Counts a record read and sends the batches it made old enough.
     fn tick(&mut self) {
         self.records += 1;
-        while let Some(&(tid, first, _)) = self.pending.front() {
-            if first + Self::AGE > self.records {
-                break;
-            }
-            self.send_pending(tid);
+        while self
+            .pending
+            .front()
+            .is_some_and(|&(_, first, _)| first + Self::AGE <= self.records)
+        {
+            self.send_oldest(1);
         }
     }
 
@@ -222,9 +223,7 @@ impl Outbox {
     /// Sends a lifecycle item to thread `tid` now, after everything before it.
     fn send_now(&mut self, tid: u32, item: Item) {
         self.flush();
-        if let Some(q) = self.queues.get(&tid) {
-            let _ = q.send(vec![item]);
-        }
+        deliver(&self.queues, tid, vec![item]);
     }
 
     /// Sends `tid` its last item and forgets it.
@@ -235,24 +234,29 @@ impl Outbox {
 
     /// Sends every pending batch.
     fn flush(&mut self) {
-        while let Some((tid, _, items)) = self.pending.pop_front() {
-            if let Some(q) = self.queues.get(&tid) {
-                let _ = q.send(items);
-            }
-        }
+        self.send_oldest(self.pending.len());
     }
 
     /// Sends `tid`'s batch and every batch begun before it: a call may
     /// wait for any call before it, so those must not be held back.
     fn send_pending(&mut self, tid: u32) {
-        let Some(i) = self.pending.iter().position(|(t, _, _)| *t == tid) else {
-            return;
-        };
-        for (tid, _, items) in self.pending.drain(..=i) {
-            if let Some(q) = self.queues.get(&tid) {
-                let _ = q.send(items);
-            }
+        if let Some(i) = self.pending.iter().position(|(t, _, _)| *t == tid) {
+            self.send_oldest(i + 1);
         }
+    }
+
+    /// Sends the `n` oldest pending batches, oldest first.
+    fn send_oldest(&mut self, n: usize) {
+        for (tid, _, items) in self.pending.drain(..n) {
+            deliver(&self.queues, tid, items);
+        }
+    }
+}
+
+/// Hands `items` to thread `tid`, if it is still there to take them.
+fn deliver(queues: &HashMap<u32, Sender<Vec<Item>>>, tid: u32, items: Vec<Item>) {
+    if let Some(q) = queues.get(&tid) {
+        let _ = q.send(items);
     }
 }
 
