@@ -2,14 +2,12 @@
 //! the catalogue: which argument is the path or descriptor a call is
 //! about, whether it moves data, and whether it makes descriptors.
 //!
-//! The facts come from the parameter kinds of each catalogue row, so a new
-//! row is analysed like the others. Only `close`, `chdir` and `fchdir` are
-//! named: no parameter kind says that a call drops a descriptor or moves
-//! the working directory.
+//! The facts come from the parameter kinds and effects of each catalogue
+//! row, so a new row is analysed like the others.
 
 use std::sync::OnceLock;
 
-use reanimator_catalogue::{self as catalogue, Dir, Kind, Ret, StructType};
+use reanimator_catalogue::{self as catalogue, Dir, Effect, Kind, Ret, StructType};
 use reanimator_trace::SyscallEvent;
 
 /// Which way a call moves data between a descriptor and user memory.
@@ -95,8 +93,8 @@ fn derive(s: &catalogue::Syscall) -> CallInfo {
         };
     }
     c.returns_fd = s.ret == Ret::Fd;
-    c.chdir = s.name == "chdir" || s.name == "fchdir";
-    c.closes = s.name == "close";
+    c.chdir = s.effect == Effect::Chdir;
+    c.closes = s.effect == Effect::Close;
     c
 }
 

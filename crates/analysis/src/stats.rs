@@ -372,8 +372,8 @@ impl Stats {
     /// A successful `execve`/`execveat` renames its process and thread to
     /// the program it started.
     fn note_exec(&mut self, e: &SyscallEvent) {
-        let name = catalogue::name_of(e.nr);
-        if !(name == "execve" || name == "execveat") || e.exit.is_some_and(|x| x.is_error) {
+        let exec = catalogue::by_nr(e.nr).is_some_and(|s| s.effect == catalogue::Effect::Exec);
+        if !exec || e.exit.is_some_and(|x| x.is_error) {
             return;
         }
         let program = calls::info(e.nr)

@@ -12,8 +12,8 @@ ignore a call. Adding an ordinary syscall therefore costs one row in
 
 # Overview
 
-- [`Syscall`]: one row: number, name, parameters, return kind, replay class
-  and groups.
+- [`Syscall`]: one row: number, name, parameters, return kind, replay class,
+  groups and [`Effect`] on the caller's own state.
 - [`Kind`]: what one argument is (descriptor, path, flags, buffer, struct,
   iovec array, ...). Buffer-like kinds carry a [`Len`] rule saying how many
   bytes they hold, and a [`Dir`] saying when they are read.
@@ -50,6 +50,8 @@ pub struct Syscall {
     pub ret: Ret,
     /// What replay does with it.
     pub replay: Replay,
+    /// What it changes in the calling process's own state.
+    pub effect: Effect,
     /// The groups it belongs to, for filters such as `--call %file`.
     pub groups: Groups,
 }
@@ -120,7 +122,7 @@ pub enum Kind {
         /// How many bytes it holds.
         len: Len,
     },
-    /// A typed structure (stat, statx, timespec[2], ...).
+    /// A typed structure (stat, statx, `timespec[2]`, ...).
     Struct {
         /// Which structure.
         ty: StructType,
@@ -270,6 +272,54 @@ pub enum Replay {
     Ignore,
 }
 
+/// What a call changes in the calling process's own state (its descriptor
+/// table, working directory, umask, memory mappings, program or children),
+/// beyond its result.
+///
+/// Everything that follows that state through a trace (the replayer's
+/// emulation and ordering, analysis, the recorders' bookkeeping of shared
+/// mappings and pre-existing files) asks this, never a call's name. Which
+/// arguments hold the details comes from the parameter kinds: a `Path` or
+/// an `Fd` for a directory change, a `Flags` argument if the call has one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Nothing beyond what its parameter kinds and return kind say.
+    None,
+    /// Opens its path as a new descriptor (open, creat, openat, openat2).
+    Open,
+    /// Closes its descriptor argument.
+    Close,
+    /// Closes, or marks close-on-exec, a range of descriptors.
+    CloseRange,
+    /// Copies its first descriptor to a new number (dup, dup2, dup3).
+    Dup,
+    /// Depending on its command, copies its descriptor (`F_DUPFD`) or
+    /// changes the descriptor's flags.
+    Fcntl,
+    /// Creates a connected pair of descriptors in its `FdPair` argument.
+    Pipe,
+    /// Maps memory, maybe backed by its descriptor.
+    Map,
+    /// Unmaps a range of memory.
+    Unmap,
+    /// Moves or resizes a mapping.
+    Remap,
+    /// Writes a shared mapping's range back to its file.
+    Sync,
+    /// Changes the working directory to its path or descriptor.
+    Chdir,
+    /// Sets the file-creation mask.
+    Umask,
+    /// Replaces the program, which drops close-on-exec descriptors.
+    Exec,
+    /// Creates a process or thread. The value holds the clone flags the
+    /// call implies (vfork: `CLONE_VM | CLONE_VFORK`); others come from its
+    /// `Flags(Clone)` argument or its `clone_args` structure.
+    Spawn(u64),
+    /// May receive descriptors from another process (`SCM_RIGHTS`).
+    ReceiveFds,
+}
+
 /// A set of [`Group`] bits.
 pub type Groups = u16;
 
@@ -364,13 +414,39 @@ impl Syscall {
         }
     }
 
-    /// The value of the call's `open(2)` flags argument (open, openat), or
-    /// `None` for calls without one.
+    /// The call's `open(2)` flags: its flags argument (open, openat), the
+    /// flags `creat` implies, or `None` for calls without them in a
+    /// register (openat2 keeps them in `struct open_how`).
     pub fn open_flags(&self, args: &[u64; 6]) -> Option<u64> {
-        self.params()
+        /// `O_CREAT | O_WRONLY | O_TRUNC` on x86_64: creat(2) is open(2)
+        /// with these flags.
+        const CREAT: u64 = 0o100 | 0o1 | 0o1000;
+        let params = self.params();
+        match params
             .iter()
             .position(|p| p.kind == Kind::Flags(FlagSet::Open))
-            .map(|i| args[i])
+        {
+            Some(i) => Some(args[i]),
+            None if self.effect == Effect::Open
+                && !params.iter().any(|p| {
+                    matches!(
+                        p.kind,
+                        Kind::Struct {
+                            ty: StructType::OpenHow,
+                            ..
+                        }
+                    )
+                }) =>
+            {
+                Some(CREAT)
+            }
+            None => None,
+        }
+    }
+
+    /// Index of the first parameter of kind `kind`.
+    pub fn param_of(&self, kind: Kind) -> Option<usize> {
+        self.params().iter().position(|p| p.kind == kind)
     }
 }
 

@@ -5,14 +5,19 @@
 //! structure whose length no rule can express is a `Ptr`, never a guess.
 
 use crate::Dir::{In, InOut, Out};
+use crate::Effect::{self as E};
 use crate::Kind::{self, *};
 use crate::Len::{self, Arg, ArgPtr, Fixed, Ret as RetLen};
 use crate::Replay::{Emulate, Execute, Ignore, Simulate};
 use crate::{FlagSet as F, Group as G, Param, Ret, StructType as S, Syscall};
 
-/// A decoded row: `sys!(nr, name, [param: Kind, ...], Ret, Replay, groups)`.
+/// A decoded row: `sys!(nr, name, [param: Kind, ...], Ret, Replay, groups)`,
+/// optionally followed by the call's [`Effect`](crate::Effect) (`Effect::None` if absent).
 macro_rules! sys {
     ($nr:expr, $name:ident, [$($p:ident: $k:expr),* $(,)?], $ret:ident, $replay:expr, $groups:expr) => {
+        sys!($nr, $name, [$($p: $k),*], $ret, $replay, $groups, E::None)
+    };
+    ($nr:expr, $name:ident, [$($p:ident: $k:expr),* $(,)?], $ret:ident, $replay:expr, $groups:expr, $effect:expr) => {
         Syscall {
             nr: $nr,
             name: stringify!($name),
@@ -20,6 +25,7 @@ macro_rules! sys {
             ret: Ret::$ret,
             replay: $replay,
             groups: $groups,
+            effect: $effect,
         }
     };
 }
@@ -34,9 +40,13 @@ macro_rules! raw {
             ret: Ret::Int,
             replay: $replay,
             groups: $groups,
+            effect: E::None,
         }
     };
 }
+
+/// `CLONE_VM | CLONE_VFORK`: what vfork(2) is as a clone.
+const VFORK: u64 = 0x100 | 0x4000;
 
 /// A byte buffer the program hands to the kernel.
 const fn inb(len: Len) -> Kind {
@@ -68,16 +78,16 @@ const SOCKADDR_OUT_2: Kind = st(S::Sockaddr, Out, ArgPtr(2));
 pub(crate) const TABLE: &[Syscall] = &[
     sys!(0, read, [fd: Fd, buf: outb(RetLen), count: Size], Size, Execute, G::DESC),
     sys!(1, write, [fd: Fd, buf: inb(Arg(2)), count: Size], Size, Execute, G::DESC),
-    sys!(2, open, [pathname: Path, flags: Flags(F::Open), mode: CreateMode], Fd, Execute, G::FILE | G::DESC),
-    sys!(3, close, [fd: Fd], Int, Execute, G::DESC),
+    sys!(2, open, [pathname: Path, flags: Flags(F::Open), mode: CreateMode], Fd, Execute, G::FILE | G::DESC, E::Open),
+    sys!(3, close, [fd: Fd], Int, Execute, G::DESC, E::Close),
     sys!(4, stat, [pathname: Path, statbuf: STAT_OUT], Int, Execute, G::FILE | G::STAT),
     sys!(5, fstat, [fd: Fd, statbuf: STAT_OUT], Int, Execute, G::DESC | G::STAT),
     sys!(6, lstat, [pathname: Path, statbuf: STAT_OUT], Int, Execute, G::FILE | G::STAT | G::NOFOLLOW),
     sys!(7, poll, [fds: Ptr, nfds: UInt, timeout: Int], Int, Simulate, G::DESC),
     sys!(8, lseek, [fd: Fd, offset: Offset, whence: Flags(F::Whence)], Offset, Execute, G::DESC),
-    sys!(9, mmap, [addr: Ptr, length: Size, prot: Flags(F::Prot), flags: Flags(F::Map), fd: Fd, offset: Offset], Addr, Execute, G::MEMORY | G::DESC),
+    sys!(9, mmap, [addr: Ptr, length: Size, prot: Flags(F::Prot), flags: Flags(F::Map), fd: Fd, offset: Offset], Addr, Execute, G::MEMORY | G::DESC, E::Map),
     sys!(10, mprotect, [addr: Ptr, len: Size, prot: Flags(F::Prot)], Int, Ignore, G::MEMORY),
-    sys!(11, munmap, [addr: Mapped { len: 1 }, length: Size], Int, Execute, G::MEMORY),
+    sys!(11, munmap, [addr: Mapped { len: 1 }, length: Size], Int, Execute, G::MEMORY, E::Unmap),
     sys!(12, brk, [addr: Ptr], Addr, Ignore, G::MEMORY),
     sys!(13, rt_sigaction, [signum: Signal, act: st(S::Sigaction, In, Fixed(32)), oldact: Ptr, sigsetsize: Size], Int, Ignore, G::SIGNAL),
     sys!(14, rt_sigprocmask, [how: Int, set: st(S::Sigset, In, Arg(3)), oldset: Ptr, sigsetsize: Size], Int, Ignore, G::SIGNAL),
@@ -88,18 +98,18 @@ pub(crate) const TABLE: &[Syscall] = &[
     sys!(19, readv, [fd: Fd, iov: IoVec { dir: Out, count: 2 }, iovcnt: Int], Size, Execute, G::DESC),
     sys!(20, writev, [fd: Fd, iov: IoVec { dir: In, count: 2 }, iovcnt: Int], Size, Execute, G::DESC),
     sys!(21, access, [pathname: Path, mode: Flags(F::Access)], Int, Execute, G::FILE),
-    sys!(22, pipe, [pipefd: FD_PAIR], Int, Execute, G::DESC | G::IPC),
+    sys!(22, pipe, [pipefd: FD_PAIR], Int, Execute, G::DESC | G::IPC, E::Pipe),
     sys!(23, select, [nfds: Int, readfds: Ptr, writefds: Ptr, exceptfds: Ptr, timeout: Ptr], Int, Simulate, G::DESC),
     sys!(24, sched_yield, [], Int, Ignore, G::PROCESS),
-    sys!(25, mremap, [old_address: Ptr, old_size: Size, new_size: Size, flags: Flags(F::Mremap), new_address: Ptr], Addr, Execute, G::MEMORY),
-    sys!(26, msync, [addr: Mapped { len: 1 }, length: Size, flags: Flags(F::Msync)], Int, Execute, G::MEMORY),
+    sys!(25, mremap, [old_address: Ptr, old_size: Size, new_size: Size, flags: Flags(F::Mremap), new_address: Ptr], Addr, Execute, G::MEMORY, E::Remap),
+    sys!(26, msync, [addr: Mapped { len: 1 }, length: Size, flags: Flags(F::Msync)], Int, Execute, G::MEMORY, E::Sync),
     raw!(27, mincore, Simulate, G::MEMORY),
     sys!(28, madvise, [addr: Ptr, length: Size, advice: Flags(F::Madvise)], Int, Ignore, G::MEMORY),
     raw!(29, shmget, Simulate, G::IPC),
     raw!(30, shmat, Simulate, G::IPC),
     raw!(31, shmctl, Simulate, G::IPC),
-    sys!(32, dup, [oldfd: Fd], Fd, Execute, G::DESC),
-    sys!(33, dup2, [oldfd: Fd, newfd: Fd], Fd, Execute, G::DESC),
+    sys!(32, dup, [oldfd: Fd], Fd, Execute, G::DESC, E::Dup),
+    sys!(33, dup2, [oldfd: Fd, newfd: Fd], Fd, Execute, G::DESC, E::Dup),
     sys!(34, pause, [], Int, Simulate, G::SIGNAL),
     sys!(35, nanosleep, [req: st(S::Timespec, In, Fixed(16)), rem: Ptr], Int, Simulate, G::CLOCK),
     raw!(36, getitimer, Ignore, G::CLOCK),
@@ -113,7 +123,7 @@ pub(crate) const TABLE: &[Syscall] = &[
     sys!(44, sendto, [sockfd: Fd, buf: inb(Arg(2)), len: Size, flags: Flags(F::Msg), dest_addr: st(S::Sockaddr, In, Arg(5)), addrlen: UInt], Size, Emulate, G::NETWORK),
     sys!(45, recvfrom, [sockfd: Fd, buf: outb(RetLen), len: Size, flags: Flags(F::Msg), src_addr: st(S::Sockaddr, Out, ArgPtr(5)), addrlen: SOCKLEN], Size, Emulate, G::NETWORK),
     sys!(46, sendmsg, [sockfd: Fd, msg: MsgHdr { dir: In }, flags: Flags(F::Msg)], Size, Emulate, G::NETWORK),
-    sys!(47, recvmsg, [sockfd: Fd, msg: MsgHdr { dir: Out }, flags: Flags(F::Msg)], Size, Emulate, G::NETWORK),
+    sys!(47, recvmsg, [sockfd: Fd, msg: MsgHdr { dir: Out }, flags: Flags(F::Msg)], Size, Emulate, G::NETWORK, E::ReceiveFds),
     sys!(48, shutdown, [sockfd: Fd, how: Int], Int, Emulate, G::NETWORK),
     sys!(49, bind, [sockfd: Fd, addr: st(S::Sockaddr, In, Arg(2)), addrlen: UInt], Int, Emulate, G::NETWORK),
     sys!(50, listen, [sockfd: Fd, backlog: Int], Int, Emulate, G::NETWORK),
@@ -122,10 +132,10 @@ pub(crate) const TABLE: &[Syscall] = &[
     sys!(53, socketpair, [domain: Flags(F::AddressFamily), type_: Flags(F::SockType), protocol: Int, sv: FD_PAIR], Int, Emulate, G::NETWORK | G::DESC),
     sys!(54, setsockopt, [sockfd: Fd, level: Int, optname: Int, optval: inb(Arg(4)), optlen: UInt], Int, Emulate, G::NETWORK),
     sys!(55, getsockopt, [sockfd: Fd, level: Int, optname: Int, optval: outb(ArgPtr(4)), optlen: SOCKLEN], Int, Emulate, G::NETWORK),
-    sys!(56, clone, [flags: Flags(F::Clone), stack: Ptr, parent_tid: Ptr, child_tid: Ptr, tls: Ptr], Pid, Emulate, G::PROCESS),
-    sys!(57, fork, [], Pid, Emulate, G::PROCESS),
-    sys!(58, vfork, [], Pid, Emulate, G::PROCESS),
-    sys!(59, execve, [pathname: Path, argv: StrArray, envp: StrArray], Int, Emulate, G::PROCESS | G::FILE),
+    sys!(56, clone, [flags: Flags(F::Clone), stack: Ptr, parent_tid: Ptr, child_tid: Ptr, tls: Ptr], Pid, Emulate, G::PROCESS, E::Spawn(0)),
+    sys!(57, fork, [], Pid, Emulate, G::PROCESS, E::Spawn(0)),
+    sys!(58, vfork, [], Pid, Emulate, G::PROCESS, E::Spawn(VFORK)),
+    sys!(59, execve, [pathname: Path, argv: StrArray, envp: StrArray], Int, Emulate, G::PROCESS | G::FILE, E::Exec),
     sys!(60, exit, [status: Int], None, Emulate, G::PROCESS),
     sys!(61, wait4, [pid: Pid, wstatus: st(S::Int, Out, Fixed(4)), options: Flags(F::Wait), rusage: st(S::Rusage, Out, Fixed(144))], Pid, Emulate, G::PROCESS),
     sys!(62, kill, [pid: Pid, sig: Signal], Int, Emulate, G::SIGNAL | G::PROCESS),
@@ -138,7 +148,7 @@ pub(crate) const TABLE: &[Syscall] = &[
     raw!(69, msgsnd, Simulate, G::IPC),
     raw!(70, msgrcv, Simulate, G::IPC),
     raw!(71, msgctl, Simulate, G::IPC),
-    sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl), arg: Hex], Int, Execute, G::DESC),
+    sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl), arg: Hex], Int, Execute, G::DESC, E::Fcntl),
     sys!(73, flock, [fd: Fd, operation: Flags(F::Flock)], Int, Execute, G::DESC),
     sys!(74, fsync, [fd: Fd], Int, Execute, G::DESC),
     sys!(75, fdatasync, [fd: Fd], Int, Execute, G::DESC),
@@ -146,12 +156,12 @@ pub(crate) const TABLE: &[Syscall] = &[
     sys!(77, ftruncate, [fd: Fd, length: Offset], Int, Execute, G::DESC),
     sys!(78, getdents, [fd: Fd, dirp: st(S::Dirents, Out, RetLen), count: Size], Int, Execute, G::DESC),
     sys!(79, getcwd, [buf: outb(RetLen), size: Size], Int, Emulate, G::FILE),
-    sys!(80, chdir, [path: Path], Int, Execute, G::FILE),
-    sys!(81, fchdir, [fd: Fd], Int, Execute, G::DESC),
+    sys!(80, chdir, [path: Path], Int, Execute, G::FILE, E::Chdir),
+    sys!(81, fchdir, [fd: Fd], Int, Execute, G::DESC, E::Chdir),
     sys!(82, rename, [oldpath: Path, newpath: Path], Int, Execute, G::FILE | G::NOFOLLOW),
     sys!(83, mkdir, [pathname: Path, mode: CreateMode], Int, Execute, G::FILE | G::NOFOLLOW),
     sys!(84, rmdir, [pathname: Path], Int, Execute, G::FILE | G::NOFOLLOW),
-    sys!(85, creat, [pathname: Path, mode: CreateMode], Fd, Execute, G::FILE | G::DESC),
+    sys!(85, creat, [pathname: Path, mode: CreateMode], Fd, Execute, G::FILE | G::DESC, E::Open),
     sys!(86, link, [oldpath: Path, newpath: Path], Int, Execute, G::FILE | G::NOFOLLOW),
     sys!(87, unlink, [pathname: Path], Int, Execute, G::FILE | G::NOFOLLOW),
     sys!(88, symlink, [target: Str, linkpath: Path], Int, Execute, G::FILE | G::NOFOLLOW),
@@ -161,7 +171,7 @@ pub(crate) const TABLE: &[Syscall] = &[
     sys!(92, chown, [pathname: Path, owner: Id, group: Id], Int, Execute, G::FILE),
     sys!(93, fchown, [fd: Fd, owner: Id, group: Id], Int, Execute, G::DESC),
     sys!(94, lchown, [pathname: Path, owner: Id, group: Id], Int, Execute, G::FILE | G::NOFOLLOW),
-    sys!(95, umask, [mask: Mode], Int, Execute, G::FILE),
+    sys!(95, umask, [mask: Mode], Int, Execute, G::FILE, E::Umask),
     raw!(96, gettimeofday, Ignore, G::CLOCK),
     sys!(97, getrlimit, [resource: Int, rlim: st(S::Rlimit, Out, Fixed(16))], Int, Ignore, G::PROCESS),
     sys!(98, getrusage, [who: Int, usage: st(S::Rusage, Out, Fixed(144))], Int, Ignore, G::PROCESS),
@@ -323,7 +333,7 @@ pub(crate) const TABLE: &[Syscall] = &[
     raw!(254, inotify_add_watch, Simulate, G::FILE),
     raw!(255, inotify_rm_watch, Simulate, G::FILE),
     raw!(256, migrate_pages, Simulate, G::MEMORY),
-    sys!(257, openat, [dirfd: DirFd, pathname: Path, flags: Flags(F::Open), mode: CreateMode], Fd, Execute, G::FILE | G::DESC),
+    sys!(257, openat, [dirfd: DirFd, pathname: Path, flags: Flags(F::Open), mode: CreateMode], Fd, Execute, G::FILE | G::DESC, E::Open),
     sys!(258, mkdirat, [dirfd: DirFd, pathname: Path, mode: CreateMode], Int, Execute, G::FILE | G::NOFOLLOW),
     sys!(259, mknodat, [dirfd: DirFd, pathname: Path, mode: CreateMode, dev: Hex], Int, Execute, G::FILE | G::NOFOLLOW),
     sys!(260, fchownat, [dirfd: DirFd, pathname: Path, owner: Id, group: Id, flags: Flags(F::At)], Int, Execute, G::FILE),
@@ -358,14 +368,14 @@ pub(crate) const TABLE: &[Syscall] = &[
     sys!(289, signalfd4, [fd: Fd, mask: Ptr, sizemask: Size, flags: Hex], Fd, Simulate, G::SIGNAL | G::DESC),
     sys!(290, eventfd2, [initval: UInt, flags: Flags(F::Cloexec)], Fd, Emulate, G::DESC),
     sys!(291, epoll_create1, [flags: Flags(F::Cloexec)], Fd, Emulate, G::DESC),
-    sys!(292, dup3, [oldfd: Fd, newfd: Fd, flags: Flags(F::Cloexec)], Fd, Execute, G::DESC),
-    sys!(293, pipe2, [pipefd: FD_PAIR, flags: Flags(F::Cloexec)], Int, Execute, G::DESC | G::IPC),
+    sys!(292, dup3, [oldfd: Fd, newfd: Fd, flags: Flags(F::Cloexec)], Fd, Execute, G::DESC, E::Dup),
+    sys!(293, pipe2, [pipefd: FD_PAIR, flags: Flags(F::Cloexec)], Int, Execute, G::DESC | G::IPC, E::Pipe),
     sys!(294, inotify_init1, [flags: Hex], Fd, Simulate, G::FILE | G::DESC),
     sys!(295, preadv, [fd: Fd, iov: IoVec { dir: Out, count: 2 }, iovcnt: Int, offset: Offset], Size, Execute, G::DESC),
     sys!(296, pwritev, [fd: Fd, iov: IoVec { dir: In, count: 2 }, iovcnt: Int, offset: Offset], Size, Execute, G::DESC),
     raw!(297, rt_tgsigqueueinfo, Simulate, G::SIGNAL),
     sys!(298, perf_event_open, [attr: Ptr, pid: Pid, cpu: Int, group_fd: Fd, flags: Hex], Fd, Simulate, G::DESC),
-    sys!(299, recvmmsg, [sockfd: Fd, msgvec: Ptr, vlen: UInt, flags: Flags(F::Msg), timeout: Ptr], Int, Emulate, G::NETWORK),
+    sys!(299, recvmmsg, [sockfd: Fd, msgvec: Ptr, vlen: UInt, flags: Flags(F::Msg), timeout: Ptr], Int, Emulate, G::NETWORK, E::ReceiveFds),
     sys!(300, fanotify_init, [flags: Hex, event_f_flags: Hex], Fd, Simulate, G::FILE | G::DESC),
     raw!(301, fanotify_mark, Simulate, G::FILE),
     sys!(302, prlimit64, [pid: Pid, resource: Int, new_limit: st(S::Rlimit, In, Fixed(16)), old_limit: st(S::Rlimit, Out, Fixed(16))], Int, Ignore, G::PROCESS),
@@ -388,7 +398,7 @@ pub(crate) const TABLE: &[Syscall] = &[
     sys!(319, memfd_create, [name: Str, flags: Flags(F::Memfd)], Fd, Execute, G::DESC | G::MEMORY),
     raw!(320, kexec_file_load, Simulate, 0),
     raw!(321, bpf, Simulate, G::DESC),
-    sys!(322, execveat, [dirfd: DirFd, pathname: Path, argv: StrArray, envp: StrArray, flags: Flags(F::At)], Int, Emulate, G::PROCESS | G::FILE),
+    sys!(322, execveat, [dirfd: DirFd, pathname: Path, argv: StrArray, envp: StrArray, flags: Flags(F::At)], Int, Emulate, G::PROCESS | G::FILE, E::Exec),
     sys!(323, userfaultfd, [flags: Hex], Fd, Simulate, G::MEMORY | G::DESC),
     raw!(324, membarrier, Simulate, 0),
     raw!(325, mlock2, Simulate, G::MEMORY),
@@ -412,9 +422,9 @@ pub(crate) const TABLE: &[Syscall] = &[
     raw!(432, fsmount, Simulate, G::FILE),
     raw!(433, fspick, Simulate, G::FILE),
     sys!(434, pidfd_open, [pid: Pid, flags: Hex], Fd, Simulate, G::DESC),
-    sys!(435, clone3, [cl_args: st(S::CloneArgs, In, Arg(1)), size: Size], Pid, Emulate, G::PROCESS),
-    sys!(436, close_range, [first: Fd, last: Fd, flags: Flags(F::CloseRange)], Int, Execute, G::DESC),
-    sys!(437, openat2, [dirfd: DirFd, pathname: Path, how: st(S::OpenHow, In, Arg(3)), size: Size], Fd, Execute, G::FILE | G::DESC),
+    sys!(435, clone3, [cl_args: st(S::CloneArgs, In, Arg(1)), size: Size], Pid, Emulate, G::PROCESS, E::Spawn(0)),
+    sys!(436, close_range, [first: Fd, last: Fd, flags: Flags(F::CloseRange)], Int, Execute, G::DESC, E::CloseRange),
+    sys!(437, openat2, [dirfd: DirFd, pathname: Path, how: st(S::OpenHow, In, Arg(3)), size: Size], Fd, Execute, G::FILE | G::DESC, E::Open),
     sys!(438, pidfd_getfd, [pidfd: Fd, targetfd: Int, flags: Hex], Fd, Simulate, G::DESC),
     sys!(439, faccessat2, [dirfd: DirFd, pathname: Path, mode: Flags(F::Access), flags: Flags(F::At)], Int, Execute, G::FILE),
     raw!(440, process_madvise, Simulate, G::MEMORY),

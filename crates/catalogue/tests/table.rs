@@ -1,7 +1,9 @@
 //! Tests of the table itself: numbers, names, size rules, replay classes
 //! and flag decoding.
 
-use reanimator_catalogue::{all, by_name, by_nr, FlagSet, Group, Kind, Len, Replay};
+use reanimator_catalogue::{
+    all, by_name, by_nr, Effect, FlagSet, Group, Kind, Len, Replay, StructType,
+};
 
 /// Every syscall libc knows on x86_64, with its number.
 fn libc_syscalls() -> Vec<(libc::c_long, &'static str)> {
@@ -691,6 +693,69 @@ fn replay_classes() {
     }
     assert_eq!(class("nanosleep"), Replay::Simulate);
     assert_eq!(class("getuid"), Replay::Ignore);
+}
+
+/// Followers of process state find an effect's details in the parameter
+/// kinds, so every row with an effect must have the kinds it needs.
+#[test]
+fn effects_have_the_arguments_their_followers_read() {
+    let fd_pair = |k: &Kind| {
+        matches!(
+            k,
+            Kind::Struct {
+                ty: StructType::FdPair,
+                ..
+            }
+        )
+    };
+    for s in all() {
+        let kinds: Vec<Kind> = s.params().iter().map(|p| p.kind).collect();
+        let has = |k: Kind| kinds.contains(&k);
+        let ok = match s.effect {
+            Effect::None => true,
+            Effect::Open => s.param_of(Kind::Path).is_some(),
+            Effect::Close | Effect::Dup | Effect::Fcntl | Effect::ReceiveFds => {
+                kinds.first() == Some(&Kind::Fd)
+            }
+            Effect::CloseRange => kinds.starts_with(&[Kind::Fd, Kind::Fd]),
+            Effect::Pipe => kinds.first().is_some_and(fd_pair),
+            Effect::Map => s.param_of(Kind::Fd) == Some(4),
+            Effect::Unmap | Effect::Sync => matches!(kinds.first(), Some(Kind::Mapped { .. })),
+            Effect::Remap | Effect::Umask | Effect::Exec => !kinds.is_empty(),
+            Effect::Chdir => kinds == [Kind::Path] || kinds == [Kind::Fd],
+            Effect::Spawn(implied) => {
+                kinds.is_empty()
+                    || has(Kind::Flags(FlagSet::Clone)) && implied == 0
+                    || matches!(
+                        kinds.first(),
+                        Some(Kind::Struct {
+                            ty: StructType::CloneArgs,
+                            ..
+                        })
+                    )
+            }
+        };
+        assert!(ok, "{s}: {:?}", s.effect);
+    }
+    let effect = |n: &str| by_name(n).unwrap().effect;
+    assert_eq!(effect("openat2"), Effect::Open);
+    assert_eq!(effect("fchdir"), Effect::Chdir);
+    assert_eq!(effect("fork"), Effect::Spawn(0));
+    assert_eq!(
+        effect("vfork"),
+        Effect::Spawn((libc::CLONE_VM | libc::CLONE_VFORK) as u64)
+    );
+    assert_eq!(effect("socketpair"), Effect::None);
+    let creat = by_name("creat").unwrap().open_flags(&[0; 6]);
+    assert_eq!(
+        creat,
+        Some((libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64)
+    );
+    assert_eq!(by_name("openat2").unwrap().open_flags(&[0; 6]), None);
+    assert_eq!(
+        by_name("openat").unwrap().open_flags(&[0, 0, 7, 0, 0, 0]),
+        Some(7)
+    );
 }
 
 #[test]

@@ -9,6 +9,8 @@
 
 use std::collections::HashMap;
 
+use reanimator_catalogue::Effect;
+
 /// Address ranges `[start, end)` per thread group.
 #[derive(Default)]
 pub(crate) struct SharedMappings {
@@ -23,10 +25,10 @@ impl SharedMappings {
 
     /// Follows a call that succeeded with `ret`: mmap adds a range, munmap
     /// removes one, mremap moves one.
-    pub fn after_call(&mut self, tgid: u32, name: &str, args: &[u64; 6], ret: i64) {
+    pub fn after_call(&mut self, tgid: u32, effect: Effect, args: &[u64; 6], ret: i64) {
         let len = |n: u64| n.div_ceil(4096) * 4096;
-        match name {
-            "mmap" => {
+        match effect {
+            Effect::Map => {
                 let (prot, flags, fd) = (args[2] as i32, args[3] as i32, args[4] as i32);
                 let shared = flags & libc::MAP_TYPE == libc::MAP_SHARED
                     || flags & libc::MAP_TYPE == libc::MAP_SHARED_VALIDATE;
@@ -44,8 +46,8 @@ impl SharedMappings {
                         .push((start, start + len(args[1])));
                 }
             }
-            "munmap" => self.remove(tgid, args[0], args[0] + len(args[1])),
-            "mremap" => {
+            Effect::Unmap => self.remove(tgid, args[0], args[0] + len(args[1])),
+            Effect::Remap => {
                 let (old, old_len, new_len) = (args[0], len(args[1]), len(args[2]));
                 let moved = self
                     .of(tgid)
@@ -111,15 +113,15 @@ mod tests {
         let shared = [0, 8192, 3, libc::MAP_SHARED as u64, 5, 0];
         let private = [0, 8192, 3, libc::MAP_PRIVATE as u64, 5, 0];
         let read_only = [0, 8192, 1, libc::MAP_SHARED as u64, 5, 0];
-        m.after_call(1, "mmap", &shared, 0x10000);
-        m.after_call(1, "mmap", &private, 0x20000);
-        m.after_call(1, "mmap", &read_only, 0x30000);
+        m.after_call(1, Effect::Map, &shared, 0x10000);
+        m.after_call(1, Effect::Map, &private, 0x20000);
+        m.after_call(1, Effect::Map, &read_only, 0x30000);
         assert_eq!(m.of(1), &[(0x10000, 0x12000)]);
         assert!(overlaps(m.of(1), 0x11000, 1) && !overlaps(m.of(1), 0x12000, 4096));
         // A partial munmap splits; mremap moves.
-        m.after_call(1, "munmap", &[0x10000, 4096, 0, 0, 0, 0], 0);
+        m.after_call(1, Effect::Unmap, &[0x10000, 4096, 0, 0, 0, 0], 0);
         assert_eq!(m.of(1), &[(0x11000, 0x12000)]);
-        m.after_call(1, "mremap", &[0x11000, 4096, 8192, 1, 0, 0], 0x40000);
+        m.after_call(1, Effect::Remap, &[0x11000, 4096, 8192, 1, 0, 0], 0x40000);
         assert_eq!(m.of(1), &[(0x40000, 0x42000)]);
         assert_eq!(m.forget(1), 1);
         assert!(m.of(1).is_empty());

@@ -448,7 +448,8 @@ impl Tracer<'_, '_> {
                     };
                     capture(row, &view, policy, &mut task.captures, &mut self.counts);
                     if let Some(ret) = ret {
-                        self.shared.after_call(head.tgid, row.name, &head.args, ret);
+                        self.shared
+                            .after_call(head.tgid, row.effect, &head.args, ret);
                     }
                 }
                 self.write_syscall(pid, &head)?;

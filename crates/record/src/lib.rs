@@ -296,14 +296,10 @@ pub fn touched_paths<'a>(
                 Err(_) => continue,
             }
         };
-        let truncates = match row.name {
-            "creat" => true,
-            "open" | "openat" => {
-                let flags = args[if row.name == "open" { 1 } else { 2 }] as i32;
-                flags & libc::O_TRUNC != 0 && flags & libc::O_ACCMODE != libc::O_RDONLY
-            }
-            _ => false,
-        };
+        let truncates = row.open_flags(args).is_some_and(|f| {
+            let f = f as i32;
+            f & libc::O_TRUNC != 0 && f & libc::O_ACCMODE != libc::O_RDONLY
+        });
         out.push((join(&base, path), !truncates));
     }
     out

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use reanimator_catalogue::{
-    self as catalogue, Dir, Group, Kind, Len, Replay, Ret, StructType, Syscall,
+    self as catalogue, Dir, Effect, FlagSet, Group, Kind, Len, Replay, Ret, StructType, Syscall,
 };
 use reanimator_fsstate::{fd_path, is_pseudo, join, Root};
 use reanimator_trace::{CaptureStatus, Role, SyscallEvent};
@@ -709,9 +709,9 @@ impl Thread<'_> {
         let expected = Self::expected(ev);
         let arg = |i: usize| ev.args[i];
         let ok = |got: i64| -> Option<Mismatch> { verify::ret(row.ret, expected, got) };
-        Some(match row.name {
-            "open" | "openat" | "creat" | "openat2" => self.open(ev, row),
-            "close" => {
+        Some(match row.effect {
+            Effect::Open => self.open(ev, row),
+            Effect::Close => {
                 let removed = close_entry(&mut lock(&self.proc.fds), arg(0) as i32, ev);
                 let got = if removed.is_some() {
                     0
@@ -726,7 +726,7 @@ impl Thread<'_> {
                     _ => Outcome::Executed(ok(got)),
                 }
             }
-            "close_range" => {
+            Effect::CloseRange => {
                 let (first, last, flags) = (arg(0) as u32, arg(1) as u32, arg(2) as u32);
                 if flags & libc::CLOSE_RANGE_UNSHARE != 0 {
                     let copy = lock(&self.proc.fds).clone();
@@ -747,14 +747,23 @@ impl Thread<'_> {
                 }
                 Outcome::Simulated(ok(0))
             }
-            "dup" | "dup2" | "dup3" => {
+            Effect::Dup => {
+                // dup2 and dup3 name the new number; dup3 also takes flags,
+                // and refuses to copy a descriptor onto itself.
+                let (target, flags) = match row.params().len() {
+                    1 => (None, None),
+                    2 => (Some(arg(1)), None),
+                    _ => (Some(arg(1)), Some(arg(2))),
+                };
                 let mut t = lock(&self.proc.fds);
                 let got = match t.get(&(arg(0) as i32)).cloned() {
                     None => -i64::from(libc::EBADF),
-                    Some(_) if row.name == "dup3" && arg(0) == arg(1) => -i64::from(libc::EINVAL),
-                    Some(_) if row.name == "dup2" && arg(0) == arg(1) => arg(1) as i64,
+                    Some(_) if target == Some(arg(0)) && flags.is_some() => {
+                        -i64::from(libc::EINVAL)
+                    }
+                    Some(_) if target == Some(arg(0)) => arg(1) as i64,
                     Some(mut e) if expected >= 0 => {
-                        e.cloexec = row.name == "dup3" && arg(2) & libc::O_CLOEXEC as u64 != 0;
+                        e.cloexec = flags.is_some_and(|f| f & libc::O_CLOEXEC as u64 != 0);
                         e.listing = None;
                         e.displaced = None;
                         t.insert(expected as i32, e);
@@ -764,13 +773,11 @@ impl Thread<'_> {
                 };
                 Outcome::Simulated(verify::ret(Ret::Int, expected, got))
             }
-            "fcntl" => return self.fcntl(ev),
-            "pipe" | "pipe2" => {
-                let flags = if row.name == "pipe2" {
-                    arg(1) as i32
-                } else {
-                    0
-                };
+            Effect::Fcntl => return self.fcntl(ev),
+            Effect::Pipe => {
+                let flags = row
+                    .param_of(Kind::Flags(FlagSet::Cloexec))
+                    .map_or(0, |i| arg(i) as i32);
                 let mut fds = [0i32; 2];
                 // SAFETY: a valid int[2].
                 let r = unsafe {
@@ -797,10 +804,10 @@ impl Thread<'_> {
                 }
                 Outcome::Executed(ok(got))
             }
-            "mmap" => return self.mmap(ev),
-            "munmap" | "msync" => return Some(self.unmap_or_sync(ev, row)),
-            "chdir" | "fchdir" => {
-                let target = if row.name == "chdir" {
+            Effect::Map => return self.mmap(ev),
+            Effect::Unmap | Effect::Sync => return Some(self.unmap_or_sync(ev, row)),
+            Effect::Chdir => {
+                let target = if row.param_of(Kind::Path).is_some() {
                     self.full_path(ev, row, 0)
                 } else {
                     match self.proc.entry(arg(0) as i32) {
@@ -822,28 +829,29 @@ impl Thread<'_> {
                 }
                 Outcome::Executed(ok(got))
             }
-            "umask" => {
+            Effect::Umask => {
                 let mut fs = lock(&self.proc.fs);
                 let old = fs.umask;
                 fs.umask = arg(0) as u32 & 0o777;
                 Outcome::Simulated(ok(i64::from(old)))
             }
-            "execve" | "execveat" if expected == 0 => {
+            Effect::Exec if expected == 0 => {
                 self.proc.exec();
                 Outcome::Simulated(None)
             }
-            "clone" | "fork" | "vfork" | "clone3" if expected > 0 => {
-                let flags = match row.name {
-                    "clone" => arg(0),
-                    "vfork" => (libc::CLONE_VM | libc::CLONE_VFORK) as u64,
-                    "clone3" => ev
+            Effect::Spawn(implied) if expected > 0 => {
+                // clone passes its flags by value, clone3 as the first word
+                // of `struct clone_args`.
+                let given = match row.params().first().map(|p| p.kind) {
+                    Some(Kind::Flags(FlagSet::Clone)) => arg(0),
+                    Some(Kind::Struct { .. }) => ev
                         .capture(0, Role::Entry)
                         .and_then(|c| c.data.as_deref())
                         .and_then(|d| d.get(..8))
                         .map_or(0, |d| u64::from_le_bytes(d.try_into().expect("8 bytes"))),
                     _ => 0,
                 };
-                (self.birth)(expected as u32, self.proc.child(flags));
+                (self.birth)(expected as u32, self.proc.child(given | implied));
                 Outcome::Simulated(None)
             }
             _ => return None,
@@ -852,14 +860,9 @@ impl Thread<'_> {
 
     fn open(&mut self, ev: &SyscallEvent, row: &'static Syscall) -> Outcome {
         let expected = Self::expected(ev);
-        let (path_arg, flags, mode) = match row.name {
-            "open" => (0, ev.args[1] as i32, ev.args[2] as u32),
-            "creat" => (
-                0,
-                libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
-                ev.args[1] as u32,
-            ),
-            "openat" => (1, ev.args[2] as i32, ev.args[3] as u32),
+        let path_arg = row.param_of(Kind::Path).expect("open calls name a path");
+        let (flags, mode) = match (row.open_flags(&ev.args), row.param_of(Kind::CreateMode)) {
+            (Some(flags), Some(mode)) => (flags as i32, ev.args[mode] as u32),
             _ => {
                 let Some(how) = ev
                     .capture(2, Role::Entry)
@@ -871,7 +874,7 @@ impl Thread<'_> {
                 let word = |i: usize| {
                     u64::from_le_bytes(how[i * 8..i * 8 + 8].try_into().expect("8 bytes"))
                 };
-                (1, word(0) as i32, word(1) as u32)
+                (word(0) as i32, word(1) as u32)
             }
         };
         let full = match self.full_path(ev, row, path_arg) {
@@ -1033,7 +1036,7 @@ impl Thread<'_> {
         for start in hit {
             let m = &maps[&start];
             let written = stored.and_then(|data| m.store(start, addr, data));
-            if row.name == "msync" {
+            if row.effect == Effect::Sync {
                 if let Some((real, n)) = written {
                     let page = real & !4095;
                     // SAFETY: a range inside a mapping this replayer made.

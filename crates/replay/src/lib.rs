@@ -41,7 +41,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use reanimator_catalogue::{self as catalogue, Replay, Syscall};
+use reanimator_catalogue::{self as catalogue, Effect, Replay, Syscall};
 use reanimator_fsstate::{after_state_like, compare, is_pseudo, Preparer, Root};
 use reanimator_text::{Renderer, TextOptions};
 use reanimator_trace::{
@@ -473,7 +473,7 @@ pub fn replay(
                         continue;
                     }
                     let row = row.expect("checked");
-                    if matches!(row.name, "clone" | "fork" | "vfork" | "clone3") {
+                    if matches!(row.effect, Effect::Spawn(_)) {
                         if let Some(x) = ev.exit.filter(|x| x.ret > 0) {
                             clone_children.insert(x.ret as u32);
                         }
@@ -628,7 +628,7 @@ fn thread_main(shared: &Shared<'_>, tid: u32, rx: Receiver<Vec<Item>>) -> Tally 
                         continue;
                     }
                     let outcome = th.run(&ev, row);
-                    if row.name.starts_with("execve") {
+                    if row.effect == Effect::Exec {
                         // exec replaced the descriptor table.
                         lock(&shared.latest).insert(tid, th.proc.downgrade());
                     }

@@ -30,7 +30,7 @@
 use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::sync::{Condvar, Mutex};
 
-use reanimator_catalogue::{PositionalIo, Ret, Syscall};
+use reanimator_catalogue::{Effect, PositionalIo, Ret, Syscall};
 use reanimator_trace::SyscallEvent;
 
 use crate::state::lock;
@@ -308,9 +308,9 @@ impl CommuteFds {
             return Some(io).filter(|io| self.fds.contains(&io.fd));
         }
         let fd = i32::try_from(ret).ok();
-        match row.name {
-            "recvmsg" | "recvmmsg" => self.fds.clear(),
-            "fcntl" => {
+        match row.effect {
+            Effect::ReceiveFds => self.fds.clear(),
+            Effect::Fcntl => {
                 self.fds.remove(&(ev.args[0] as i32));
                 fd.map(|fd| self.fds.remove(&fd));
             }
