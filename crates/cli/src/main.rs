@@ -74,10 +74,28 @@ fn main() -> ExitCode {
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             let _ = std::io::stdout().flush();
-            eprintln!("reanimator: error: {e:#}");
+            eprintln!("reanimator: error: {}", message(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes, like anyhow's `{:#}`, without a cause whose
+/// text an outer message already quotes: trace errors name the I/O error
+/// behind them and also give it as their source.
+fn message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }
 
 /// `reanimator dump t | head` must end quietly.
@@ -91,6 +109,20 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+
+    #[test]
+    fn an_error_quoted_by_its_context_is_said_once() {
+        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let inner = anyhow::Error::new(io).context(format!(
+            "x.trace: {}",
+            std::io::Error::from(std::io::ErrorKind::NotFound)
+        ));
+        let e = inner.context("cannot create the trace");
+        assert_eq!(
+            message(&e),
+            "cannot create the trace: x.trace: entity not found"
+        );
+    }
 
     #[test]
     fn cli_definition_is_consistent() {
