@@ -177,6 +177,25 @@ fn tar_extracting_an_existing_archive() {
     record_and_replay(tmp.path(), &work, &["tar", "xf", "a.tar", "-C", "out"]);
 }
 
+/// Everyday shell work: `ls -la` looks at `d/..` without following it,
+/// `rm -r` and `mv` name directory entries, a pipeline has real pipes.
+#[test]
+fn a_shell_session_with_coreutils() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    record_and_replay(
+        tmp.path(),
+        &work,
+        &[
+            "sh",
+            "-c",
+            "mkdir -p d/e && echo hi > d/f && cat d/f | gzip > d/g && ln -s f d/l \
+             && ls -la d d/. d/e/.. > d/listing && mv d/e d/e2 && rm -r d/e2 && rm d/f",
+        ],
+    );
+}
+
 #[test]
 fn git_init_add_commit() {
     require("git");

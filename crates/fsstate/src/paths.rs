@@ -27,6 +27,25 @@ pub fn join(base: &[u8], rel: &[u8]) -> Vec<u8> {
     out
 }
 
+/// [`join`], keeping what the kernel reads in a path's end: a final `.`
+/// (`rmdir("d/.")` is `EINVAL`) and a trailing slash (`lstat("link/")`
+/// follows the link, `stat("file/")` is `ENOTDIR`). For replaying a call;
+/// paths are named (snapshots, manifests) with [`join`].
+pub fn join_as_called(base: &[u8], rel: &[u8]) -> Vec<u8> {
+    let mut out = join(base, rel);
+    let trimmed = &rel[..rel.len() - rel.iter().rev().take_while(|&&b| b == b'/').count()];
+    let last = trimmed.rsplit(|&b| b == b'/').next().unwrap_or_default();
+    if last == b"." {
+        if out != b"/" {
+            out.push(b'/');
+        }
+        out.push(b'.');
+    } else if rel.ends_with(b"/") && out != b"/" {
+        out.push(b'/');
+    }
+    out
+}
+
 /// True for paths on the kernel's pseudo file systems (`/proc`, `/sys`,
 /// `/dev`): never snapshotted, and simulated in replay.
 pub fn is_pseudo(abs_path: &[u8]) -> bool {
@@ -46,6 +65,13 @@ mod tests {
         assert_eq!(join(b"/a/b", b"/x//./y/"), b"/x/y");
         assert_eq!(join(b"/a", b"../c"), b"/a/../c");
         assert_eq!(join(b"/", b"."), b"/");
+        assert_eq!(join_as_called(b"/a", b"d/."), b"/a/d/.");
+        assert_eq!(join_as_called(b"/a", b"./"), b"/a/.");
+        assert_eq!(join_as_called(b"/", b"."), b"/.");
+        assert_eq!(join_as_called(b"/a", b"d//"), b"/a/d/");
+        assert_eq!(join_as_called(b"/a", b"../"), b"/a/../");
+        assert_eq!(join_as_called(b"/a", b"/"), b"/");
+        assert_eq!(join_as_called(b"/a", b"b/./c"), b"/a/b/c");
         assert!(is_pseudo(b"/proc/self/maps") && is_pseudo(b"/dev"));
         assert!(!is_pseudo(b"/devices") && !is_pseudo(b"/home/proc"));
     }

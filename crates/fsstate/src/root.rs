@@ -130,6 +130,54 @@ impl Root {
         let dirfd = self.open_at(dir, libc::O_PATH | libc::O_DIRECTORY, 0)?;
         Ok((dirfd, cstring(name)?))
     }
+
+    /// A path by which a call reaches `path`'s final entry itself (a final
+    /// symbolic link is not followed: lstat, lgetxattr, unlink, mkdir),
+    /// confined to the root, and the descriptor that must stay open while
+    /// the call runs: `/proc/self/fd/D/name`, where `D` is the directory
+    /// holding the entry, with `path`'s trailing slash if it has one.
+    ///
+    /// A path ending in `.` or `..`, `/` itself, and a symbolic link with a
+    /// trailing slash (which the kernel follows) name a directory, not an
+    /// entry: the path is resolved in the root as a whole and reached as
+    /// `/proc/self/fd/D/.`, so a lookup (lstat `d/..`) sees that directory
+    /// and a call that would change an entry still sees a final dot and
+    /// refuses it (mkdir `EEXIST`, unlink `EISDIR`, rename `EBUSY`).
+    pub fn entry(&self, path: &[u8]) -> io::Result<(OwnedFd, CString)> {
+        let trimmed = &path[..path.len() - path.iter().rev().take_while(|&&b| b == b'/').count()];
+        let slash = trimmed.len() < path.len();
+        let last = trimmed.rsplit(|&b| b == b'/').next().unwrap_or_default();
+        let reached = |dir: OwnedFd, name: &[u8]| {
+            let mut s = fd_path(dir.as_fd()).into_bytes();
+            s.push(b'/');
+            s.extend_from_slice(name);
+            Ok((dir, CString::new(s).expect("no NUL")))
+        };
+        if last.is_empty() || last == b"." || last == b".." {
+            return reached(self.locate(path, true)?, b".");
+        }
+        let (dir, name) = self.parent(path)?;
+        if !slash {
+            return reached(dir, name.as_bytes());
+        }
+        // SAFETY: `stat` is plain data, written by the kernel.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: valid descriptor, name and buffer.
+        let r = unsafe {
+            libc::fstatat(
+                dir.as_raw_fd(),
+                name.as_ptr(),
+                &mut st,
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        };
+        if r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFLNK {
+            return reached(self.locate(path, true)?, b".");
+        }
+        let mut name = name.into_bytes();
+        name.push(b'/');
+        reached(dir, &name)
+    }
 }
 
 /// The `/proc/self/fd/N` name of a descriptor, for the calls that have no

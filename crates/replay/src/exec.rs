@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use reanimator_catalogue::{
     self as catalogue, Dir, Effect, FlagSet, Group, Kind, Len, Replay, Ret, StructType, Syscall,
 };
-use reanimator_fsstate::{fd_path, is_pseudo, join, Root};
+use reanimator_fsstate::{fd_path, is_pseudo, join_as_called, Root};
 use reanimator_trace::{CaptureStatus, Role, SyscallEvent};
 
 use crate::state::{lock, FdEntry, Listing, Mapping, Proc, Target};
@@ -226,7 +226,7 @@ impl Thread<'_> {
     fn full_path(&self, ev: &SyscallEvent, row: &Syscall, i: usize) -> Result<Vec<u8>, i64> {
         let path = Self::path_arg(ev, i).ok_or(-i64::from(libc::EFAULT))?;
         let full = if path.first() == Some(&b'/') {
-            join(b"/", path)
+            join_as_called(b"/", path)
         } else {
             let dirfd = (i > 0 && row.params()[i - 1].kind == Kind::DirFd)
                 .then(|| ev.args[i - 1] as i32)
@@ -239,14 +239,16 @@ impl Thread<'_> {
                 },
                 None => lock(&self.proc.fs).cwd.clone(),
             };
-            join(&base, path)
+            join_as_called(&base, path)
         };
         // `/proc/self/fd/N` names the traced descriptor N (tar, coreutils
         // and glibc's fchmodat fallback use it): follow it in the emulated
         // table, never to the host's /proc.
         if let Some((fd, rest)) = proc_fd_link(&full, ev.tgid, ev.tid) {
             return match self.proc.entry(fd) {
-                Some(e) if !e.path.is_empty() && !is_pseudo(&e.path) => Ok(join(&e.path, rest)),
+                Some(e) if !e.path.is_empty() && !is_pseudo(&e.path) => {
+                    Ok(join_as_called(&e.path, rest))
+                }
                 Some(_) => Ok(full),
                 None => Err(-i64::from(libc::ENOENT)),
             };
@@ -322,12 +324,9 @@ impl Thread<'_> {
                         return self.simulate(ev, row);
                     }
                     let name = if nofollow {
-                        self.root.parent(&full).map(|(dir, name)| {
-                            let mut s = fd_path(dir.as_fd()).into_bytes();
-                            s.push(b'/');
-                            s.extend_from_slice(name.as_bytes());
+                        self.root.entry(&full).map(|(dir, name)| {
                             keep.paths.push(dir);
-                            s
+                            name.into_bytes()
                         })
                     } else {
                         self.root.locate(&full, true).map(|fd| {

@@ -173,6 +173,65 @@ fn a_plain_trace_replays_with_no_mismatch() {
     assert!(t.executed >= 8, "{}", report.table());
 }
 
+/// A final `.` or `..` names a directory, never a link: calls that do not
+/// follow a final link (`ls -la d` does `lgetxattr("d/..")`) look it up,
+/// and calls that would change the entry refuse it as the kernel did.
+#[test]
+fn a_final_dot_or_dot_dot_is_looked_up_inside_the_root() {
+    let root = tempfile::tempdir().unwrap();
+    let errno = |e: i32| -i64::from(e);
+    let mut s = Script::new("/");
+    s.call("mkdir", &[P, 0o755], 0, &[(0, Role::Entry, b"/d")]);
+    for path in [&b"/d/.."[..], b"/d/.", b"d/../", b"/../..", b"/"] {
+        s.call(
+            "lgetxattr",
+            &[P, P, P, 0],
+            errno(libc::ENODATA),
+            &[(0, Role::Entry, path), (1, Role::Entry, b"user.none")],
+        );
+    }
+    s.call(
+        "mkdir",
+        &[P, 0o755],
+        errno(libc::EEXIST),
+        &[(0, Role::Entry, b"/d/..")],
+    )
+    .call(
+        "unlink",
+        &[P],
+        errno(libc::EISDIR),
+        &[(0, Role::Entry, b"/d/.")],
+    )
+    .call(
+        "rmdir",
+        &[P],
+        errno(libc::EINVAL),
+        &[(0, Role::Entry, b"/d/.")],
+    );
+    // A trailing slash: the entry must be a directory, and a final link
+    // is followed (here to the root itself, not the host's /).
+    s.call("mkdir", &[P, 0o755], 0, &[(0, Role::Entry, b"/e/")])
+        .call("rmdir", &[P], 0, &[(0, Role::Entry, b"e/")])
+        .call(
+            "symlink",
+            &[P, P],
+            0,
+            &[(0, Role::Entry, b"/"), (1, Role::Entry, b"/up")],
+        )
+        .call(
+            "lgetxattr",
+            &[P, P, P, 0],
+            errno(libc::ENODATA),
+            &[(0, Role::Entry, b"/up/"), (1, Role::Entry, b"user.none")],
+        )
+        .call("unlink", &[P], 0, &[(0, Role::Entry, b"/up")]);
+    let (report, lines) = run(&s, root.path());
+    assert!(report.is_clean(), "{lines:?}\n{}", report.table());
+    assert_eq!(report.tally.total().executed, 14, "{}", report.table());
+    assert!(root.path().join("d").is_dir());
+    assert!(!root.path().join("e").exists());
+}
+
 #[test]
 fn a_corrupted_buffer_is_reported_as_a_mismatch() {
     let root = tempfile::tempdir().unwrap();
