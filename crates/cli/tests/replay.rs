@@ -178,12 +178,18 @@ fn tar_extracting_an_existing_archive() {
 }
 
 /// Everyday shell work: `ls -la` looks at `d/..` without following it,
-/// `rm -r` and `mv` name directory entries, a pipeline has real pipes.
+/// `rm -r` and `mv` name directory entries, a pipeline has real pipes, and
+/// `find` and `ls` list a directory that existed before, whose entries
+/// the trace never names.
 #[test]
 fn a_shell_session_with_coreutils() {
     let tmp = tempfile::tempdir().unwrap();
     let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(work.join("old/sub")).unwrap();
+    for name in ["f1", "f2", "g"] {
+        std::fs::write(work.join("old").join(name), name).unwrap();
+    }
+    std::os::unix::fs::symlink("f1", work.join("old/link")).unwrap();
     record_and_replay(
         tmp.path(),
         &work,
@@ -191,7 +197,8 @@ fn a_shell_session_with_coreutils() {
             "sh",
             "-c",
             "mkdir -p d/e && echo hi > d/f && cat d/f | gzip > d/g && ln -s f d/l \
-             && ls -la d d/. d/e/.. > d/listing && mv d/e d/e2 && rm -r d/e2 && rm d/f",
+             && ls -la d d/. d/e/.. > d/listing && mv d/e d/e2 && rm -r d/e2 && rm d/f \
+             && find old -name 'f*' > found && ls old > names",
         ],
     );
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags, RingBufferBuilder};
 use reanimator_catalogue as catalogue;
-use reanimator_fsstate::Snapshotter;
+use reanimator_fsstate::{Need, Snapshotter};
 use reanimator_record::{
     clear_stop_request, exit_status, fork_stopped, now_ns, process_start, read_mem, spawned_start,
     stop_requested, task_ids, touched_paths, watch_stop_signals, with_writer_thread, CaptureCounts,
@@ -371,8 +371,8 @@ impl<'s> Recorder<'s, '_, '_> {
             let touched = touched_paths(held.pid, row, &held.args, |arg| {
                 paths.get(arg as usize)?.as_deref()
             });
-            for (path, contents) in touched {
-                self.snapshot(&path, contents)?;
+            for (path, need) in touched {
+                self.snapshot(&path, need)?;
             }
         }
         if let Some(gate) = &self.gate {
@@ -394,15 +394,15 @@ impl<'s> Recorder<'s, '_, '_> {
         };
         let caps = &task.caps;
         let touched = touched_paths(tid as i32, row, args, |arg| caps.entry_bytes(arg));
-        for (path, contents) in touched {
-            self.snapshot(&path, contents)?;
+        for (path, need) in touched {
+            self.snapshot(&path, need)?;
         }
         Ok(())
     }
 
     /// Records what `path` looked like before the trace first touched it.
-    fn snapshot(&mut self, path: &[u8], contents: bool) -> Result<(), Error> {
-        self.write_states(|snap, seq, out| snap.touch(path, contents, seq, now_ns(), out))
+    fn snapshot(&mut self, path: &[u8], need: Need) -> Result<(), Error> {
+        self.write_states(|snap, seq, out| snap.touch(path, need, seq, now_ns(), out))
     }
 
     /// Writes the final state of every path the trace touched.

@@ -29,5 +29,5 @@ mod state;
 pub use paths::{is_pseudo, join, join_as_called};
 pub use prepare::{PrepareReport, Preparer};
 pub use root::{cstring, fd_path, Root};
-pub use snapshot::{SnapshotPolicy, Snapshotter};
+pub use snapshot::{Need, SnapshotPolicy, Snapshotter};
 pub use state::{after_state_like, compare, path_state};

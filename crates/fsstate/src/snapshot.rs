@@ -2,8 +2,10 @@
 //! needs: the state of each path before the trace first touched it, and a
 //! manifest of every touched path at the end.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::ffi::OsStr;
 use std::io::{self, Read};
+use std::os::unix::ffi::OsStrExt;
 
 use reanimator_trace::{
     Capture, CaptureStatus, ContentNote, FileKind, PathData, PathPhase, Record, Role,
@@ -29,6 +31,18 @@ pub enum SnapshotPolicy {
     Off,
 }
 
+/// What a call needs of the path it names, as it was before the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// What the path is, not its contents: the call truncates it.
+    Metadata,
+    /// A regular file's contents too.
+    Contents,
+    /// The contents, or a directory's entries: the call opens the path
+    /// for reading, which is how a program lists a directory.
+    Entries,
+}
+
 /// Remembers which paths a recording has touched and records the state of
 /// each one the first time.
 pub struct Snapshotter {
@@ -38,6 +52,8 @@ pub struct Snapshotter {
     seen: HashMap<Vec<u8>, (FileKind, Vec<u8>)>,
     /// Every path the trace named, for the manifest.
     touched: BTreeSet<Vec<u8>>,
+    /// Directories whose entries were recorded.
+    listed: HashSet<Vec<u8>>,
     /// Before-states recorded.
     pub paths: u64,
     /// Content bytes recorded.
@@ -55,6 +71,7 @@ impl Snapshotter {
             host: Root::host()?,
             seen: HashMap::new(),
             touched: BTreeSet::new(),
+            listed: HashSet::new(),
             paths: 0,
             bytes: 0,
             unreadable: 0,
@@ -65,13 +82,20 @@ impl Snapshotter {
     /// [`join`] makes it), before the call runs. Emits, through `out`, a
     /// before-state for every component not seen before (following
     /// symbolic links, including a final one) and, for a regular file with
-    /// `contents_needed`, its contents. Each state takes a fresh id from
+    /// `need` of contents, its contents. Each state takes a fresh id from
     /// `next_seq`; its contents share that id. Components below one that
     /// did not exist are never recorded: the trace made them.
+    ///
+    /// A directory opened for reading ([`Need::Entries`]) also gets a
+    /// before-state for each entry it holds that the trace has not named
+    /// yet, without contents, the first time: a replay lists it with the
+    /// same names and kinds. An entry the trace named and found absent is
+    /// left out (the trace made it); one named later gets its full state
+    /// then.
     pub fn touch(
         &mut self,
         abs_path: &[u8],
-        contents_needed: bool,
+        need: Need,
         next_seq: &mut dyn FnMut() -> u64,
         time_ns: u64,
         out: &mut dyn FnMut(Record),
@@ -102,7 +126,8 @@ impl Snapshotter {
             let (kind, target) = match self.seen.get(&cand) {
                 Some(k) => k.clone(),
                 None => {
-                    let k = self.record(&cand, last && contents_needed, next_seq, time_ns, out);
+                    let contents = last && need != Need::Metadata;
+                    let k = self.record(&cand, contents, next_seq, time_ns, out);
                     self.seen.insert(cand.clone(), k.clone());
                     k
                 }
@@ -121,7 +146,35 @@ impl Snapshotter {
                         cur.clear();
                     }
                 }
+                FileKind::Directory if pending.is_empty() && need == Need::Entries => {
+                    self.list(&cand, next_seq, time_ns, out);
+                    cur = cand;
+                }
                 _ => cur = cand,
+            }
+        }
+    }
+
+    /// Records the entries of directory `dir` the trace has not named.
+    fn list(
+        &mut self,
+        dir: &[u8],
+        next_seq: &mut dyn FnMut() -> u64,
+        time_ns: u64,
+        out: &mut dyn FnMut(Record),
+    ) {
+        if !self.listed.insert(dir.to_vec()) {
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(OsStr::from_bytes(dir)) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let mut path = dir.to_vec();
+            path.push(b'/');
+            path.extend_from_slice(e.file_name().as_bytes());
+            if !self.seen.contains_key(&path) {
+                self.record(&path, false, next_seq, time_ns, out);
             }
         }
     }

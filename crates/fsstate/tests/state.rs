@@ -6,18 +6,24 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::Path;
 
-use reanimator_fsstate::{compare, path_state, Preparer, Root, SnapshotPolicy, Snapshotter};
+use reanimator_fsstate::{compare, path_state, Need, Preparer, Root, SnapshotPolicy, Snapshotter};
 use reanimator_trace::{ContentNote, FileKind, PathPhase, Record};
 
 /// Snapshots `paths` (absolute) as a recorder would at their first touch.
 fn snapshot(policy: SnapshotPolicy, paths: &[&Path]) -> (Snapshotter, Vec<Record>) {
     let mut snap = Snapshotter::new(policy).unwrap();
     let mut records = Vec::new();
-    let mut seq = 0;
+    touch(&mut snap, &mut records, paths, Need::Contents);
+    (snap, records)
+}
+
+/// Touches `paths` with `need`, appending the records to `records`.
+fn touch(snap: &mut Snapshotter, records: &mut Vec<Record>, paths: &[&Path], need: Need) {
+    let mut seq = records.len() as u64;
     for p in paths {
         snap.touch(
             p.as_os_str().as_bytes(),
-            true,
+            need,
             &mut || {
                 seq += 1;
                 seq
@@ -26,7 +32,6 @@ fn snapshot(policy: SnapshotPolicy, paths: &[&Path]) -> (Snapshotter, Vec<Record
             &mut |r| records.push(r),
         );
     }
-    (snap, records)
 }
 
 fn states(records: &[Record]) -> Vec<&reanimator_trace::PathState> {
@@ -132,6 +137,68 @@ fn metadata_only_snapshots_record_no_contents() {
         .unwrap();
     assert_eq!((s.kind, s.size), (FileKind::Regular, 6));
     assert_eq!(s.content, ContentNote::Skipped);
+}
+
+/// A directory the trace opens for reading is listed in replay as it was:
+/// its entries get before-states (files without contents until the trace
+/// names them), and what the trace itself made is left out.
+#[test]
+fn a_directory_opened_for_reading_keeps_its_entries() {
+    let src = tempfile::tempdir().unwrap();
+    let d = src.path().join("d");
+    std::fs::create_dir_all(d.join("sub")).unwrap();
+    std::fs::write(d.join("f"), b"contents").unwrap();
+    symlink("f", d.join("l")).unwrap();
+    let mut snap = Snapshotter::new(SnapshotPolicy::Contents).unwrap();
+    let mut records = Vec::new();
+    // The trace creates `made` (absent when named), then lists `d`, then
+    // reads `f`.
+    touch(&mut snap, &mut records, &[&d.join("made")], Need::Contents);
+    std::fs::write(d.join("made"), b"new").unwrap();
+    touch(&mut snap, &mut records, &[&d], Need::Entries);
+    let listed = states(&records).len();
+    touch(&mut snap, &mut records, &[&d], Need::Entries);
+    assert_eq!(states(&records).len(), listed, "listed once");
+    touch(&mut snap, &mut records, &[&d.join("f")], Need::Contents);
+
+    let st = states(&records);
+    let of = |name: &str| -> Vec<_> {
+        let p = d.join(name);
+        st.iter()
+            .filter(|s| s.path == p.as_os_str().as_bytes())
+            .map(|s| (s.kind, s.content))
+            .collect()
+    };
+    assert_eq!(of("made"), [(FileKind::Absent, ContentNote::None)]);
+    assert_eq!(of("sub"), [(FileKind::Directory, ContentNote::None)]);
+    assert_eq!(of("l"), [(FileKind::Symlink, ContentNote::None)]);
+    assert_eq!(
+        of("f"),
+        [
+            (FileKind::Regular, ContentNote::Skipped),
+            (FileKind::Regular, ContentNote::Complete)
+        ]
+    );
+    assert!(
+        !snap.touched().any(|p| p.ends_with(b"/sub")),
+        "not in the manifest"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::open(dir.path()).unwrap();
+    let mut prep = Preparer::new(&root, false);
+    for r in &records {
+        prep.apply(r).unwrap();
+    }
+    prep.finish().unwrap();
+    let inside = dir.path().join(d.strip_prefix("/").unwrap());
+    let mut names: Vec<_> = std::fs::read_dir(&inside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["f", "l", "sub"]);
+    assert_eq!(std::fs::read(inside.join("f")).unwrap(), b"contents");
 }
 
 #[test]

@@ -13,7 +13,7 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use reanimator_catalogue as catalogue;
-use reanimator_fsstate::{SnapshotPolicy, Snapshotter};
+use reanimator_fsstate::{Need, SnapshotPolicy, Snapshotter};
 use reanimator_trace::{
     ExitStatus, ProcessExit, ProcessStart, Record, Role, SignalDelivery, StartCause, SyscallExit,
     SyscallHead, Writer,
@@ -193,8 +193,8 @@ impl Tracer<'_, '_> {
     }
 
     /// Records what `path` looked like before the trace first touched it.
-    fn snapshot(&mut self, path: &[u8], contents: bool) -> Result<(), Error> {
-        self.write_states(|snap, seq, out| snap.touch(path, contents, seq, now_ns(), out))
+    fn snapshot(&mut self, path: &[u8], need: Need) -> Result<(), Error> {
+        self.write_states(|snap, seq, out| snap.touch(path, need, seq, now_ns(), out))
     }
 
     /// Writes the final state of every path the trace touched.
@@ -411,8 +411,8 @@ impl Tracer<'_, '_> {
                 }
                 // The state of each path before this call touches it: these
                 // records take smaller ids than the call itself.
-                for (path, contents) in touched {
-                    self.snapshot(&path, contents)?;
+                for (path, need) in touched {
+                    self.snapshot(&path, need)?;
                 }
                 head.seq = self.seq();
                 let task = self

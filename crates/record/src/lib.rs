@@ -26,8 +26,8 @@ pub use process::{
 };
 pub use procfs::{process_start, task_ids};
 use reanimator_catalogue as catalogue;
-use reanimator_fsstate::join;
 pub use reanimator_fsstate::SnapshotPolicy;
+use reanimator_fsstate::{join, Need};
 use reanimator_trace::{CaptureHead, ExitStatus};
 pub use sink::{with_writer_thread, Sink};
 
@@ -259,8 +259,9 @@ pub fn now_ns() -> u64 {
 }
 
 /// The absolute paths a call names (joined with its working directory or
-/// directory descriptor, read from /proc), each with whether its contents
-/// matter: not when the call truncates the file for writing.
+/// directory descriptor, read from /proc), each with what the call needs
+/// of it: not the contents when it truncates the file for writing, a
+/// directory's entries when it opens the path for reading.
 ///
 /// `path_of(arg)` gives the path argument `arg` as captured at entry.
 pub fn touched_paths<'a>(
@@ -268,7 +269,7 @@ pub fn touched_paths<'a>(
     row: &catalogue::Syscall,
     args: &[u64; 6],
     path_of: impl Fn(u8) -> Option<&'a [u8]>,
-) -> Vec<(Vec<u8>, bool)> {
+) -> Vec<(Vec<u8>, Need)> {
     let params = row.params();
     let mut out = Vec::new();
     for (i, p) in params.iter().enumerate() {
@@ -296,11 +297,16 @@ pub fn touched_paths<'a>(
                 Err(_) => continue,
             }
         };
-        let truncates = row.open_flags(args).is_some_and(|f| {
-            let f = f as i32;
-            f & libc::O_TRUNC != 0 && f & libc::O_ACCMODE != libc::O_RDONLY
-        });
-        out.push((join(&base, path), !truncates));
+        let need = match row.open_flags(args).map(|f| f as i32) {
+            Some(f) if f & libc::O_TRUNC != 0 && f & libc::O_ACCMODE != libc::O_RDONLY => {
+                Need::Metadata
+            }
+            Some(f) if f & libc::O_PATH == 0 && f & libc::O_ACCMODE == libc::O_RDONLY => {
+                Need::Entries
+            }
+            _ => Need::Contents,
+        };
+        out.push((join(&base, path), need));
     }
     out
 }
