@@ -444,6 +444,25 @@ impl Syscall {
         }
     }
 
+    /// Whether the descriptors the call creates are close-on-exec: the
+    /// `*_CLOEXEC` bit (`O_CLOEXEC`, `SOCK_CLOEXEC`, `MFD_CLOEXEC`, ...) of
+    /// the first flags argument whose table has one.
+    pub fn cloexec(&self, args: &[u64; 6]) -> bool {
+        self.params()
+            .iter()
+            .zip(args)
+            .find_map(|(p, &v)| match p.kind {
+                Kind::Flags(set) => set
+                    .table()
+                    .entries
+                    .iter()
+                    .find(|(_, name)| name.ends_with("_CLOEXEC"))
+                    .map(|&(bit, _)| v & bit != 0),
+                _ => None,
+            })
+            == Some(true)
+    }
+
     /// Index of the first parameter of kind `kind`.
     pub fn param_of(&self, kind: Kind) -> Option<usize> {
         self.params().iter().position(|p| p.kind == kind)

@@ -756,6 +756,23 @@ fn effects_have_the_arguments_their_followers_read() {
         by_name("openat").unwrap().open_flags(&[0, 0, 7, 0, 0, 0]),
         Some(7)
     );
+    let cloexec = |n: &str, args: [u64; 6]| by_name(n).unwrap().cloexec(&args);
+    let o = libc::O_CLOEXEC as u64;
+    assert!(cloexec("openat", [0, 0, o, 0, 0, 0]));
+    assert!(!cloexec("openat", [0, 0, 0, 0, 0, 0]));
+    assert!(cloexec(
+        "socket",
+        [1, libc::SOCK_CLOEXEC as u64 | 1, 0, 0, 0, 0]
+    ));
+    assert!(cloexec(
+        "memfd_create",
+        [0, libc::MFD_CLOEXEC as u64, 0, 0, 0, 0]
+    ));
+    assert!(cloexec(
+        "timerfd_create",
+        [1, libc::TFD_CLOEXEC as u64, 0, 0, 0, 0]
+    ));
+    assert!(!cloexec("creat", [0, 0o777, 0, 0, 0, 0]));
 }
 
 #[test]

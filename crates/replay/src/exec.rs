@@ -190,11 +190,12 @@ impl Thread<'_> {
     fn simulate(&mut self, ev: &SyscallEvent, row: &Syscall) -> Outcome {
         let ret = Self::expected(ev);
         if ret >= 0 {
+            let cloexec = row.cloexec(&ev.args);
             if row.ret == Ret::Fd {
                 install(
                     &mut lock(&self.proc.fds),
                     ret as i32,
-                    FdEntry::simulated(Vec::new()),
+                    FdEntry::simulated(Vec::new(), cloexec),
                     ev,
                 );
             }
@@ -206,8 +207,8 @@ impl Thread<'_> {
                 {
                     if let Some((a, b)) = fd_pair(ev, i as u8) {
                         let mut t = lock(&self.proc.fds);
-                        install(&mut t, a, FdEntry::simulated(Vec::new()), ev);
-                        install(&mut t, b, FdEntry::simulated(Vec::new()), ev);
+                        install(&mut t, a, FdEntry::simulated(Vec::new(), cloexec), ev);
+                        install(&mut t, b, FdEntry::simulated(Vec::new(), cloexec), ev);
                     }
                 }
             }
@@ -885,7 +886,7 @@ impl Thread<'_> {
                 install(
                     &mut lock(&self.proc.fds),
                     expected as i32,
-                    FdEntry::simulated(full),
+                    FdEntry::simulated(full, flags & libc::O_CLOEXEC != 0),
                     ev,
                 );
             }
@@ -1115,11 +1116,16 @@ mod tests {
         // Recorded: thread A close(3) over [10, 30]; thread B's open
         // returned 3 over [15, 25]. Replay ran the open first.
         let mut t = HashMap::new();
-        install(&mut t, 3, FdEntry::simulated(b"/old".to_vec()), &call(1, 2));
         install(
             &mut t,
             3,
-            FdEntry::simulated(b"/new".to_vec()),
+            FdEntry::simulated(b"/old".to_vec(), false),
+            &call(1, 2),
+        );
+        install(
+            &mut t,
+            3,
+            FdEntry::simulated(b"/new".to_vec(), false),
             &call(15, 25),
         );
         let closed = close_entry(&mut t, 3, &call(10, 30)).unwrap();

@@ -74,10 +74,10 @@ impl FdEntry {
     }
 
     /// An entry whose calls are simulated.
-    pub fn simulated(path: Vec<u8>) -> Self {
+    pub fn simulated(path: Vec<u8>, cloexec: bool) -> Self {
         FdEntry {
             target: Target::Simulated,
-            cloexec: false,
+            cloexec,
             path,
             stream: true,
             listing: None,
@@ -192,7 +192,7 @@ impl Proc {
     /// descriptors point outside the replay) in `cwd`.
     pub fn initial(fds: impl Iterator<Item = (i32, Vec<u8>)>, cwd: Vec<u8>, umask: u32) -> Self {
         let table = fds
-            .map(|(fd, target)| (fd, FdEntry::simulated(target)))
+            .map(|(fd, target)| (fd, FdEntry::simulated(target, false)))
             .collect();
         Proc {
             fds: Arc::new(Mutex::new(table)),

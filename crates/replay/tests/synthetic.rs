@@ -232,6 +232,39 @@ fn a_final_dot_or_dot_dot_is_looked_up_inside_the_root() {
     assert!(!root.path().join("e").exists());
 }
 
+/// Descriptors replay does not open for real (a device, a socket) keep
+/// the close-on-exec flag they were created with (perl asks `F_GETFD` of
+/// its `/dev/urandom`).
+#[test]
+fn simulated_descriptors_keep_their_close_on_exec_flag() {
+    let root = tempfile::tempdir().unwrap();
+    let cloexec = libc::O_CLOEXEC as u64;
+    let mut s = Script::new("/");
+    s.call(
+        "openat",
+        &[AT_FDCWD, P, libc::O_RDONLY as u64 | cloexec, 0],
+        3,
+        &[(1, Role::Entry, b"/dev/urandom")],
+    )
+    .call("fcntl", &[3, libc::F_GETFD as u64], 1, &[])
+    .call(
+        "socket",
+        &[libc::AF_UNIX as u64, libc::SOCK_STREAM as u64 | cloexec],
+        4,
+        &[],
+    )
+    .call("fcntl", &[4, libc::F_GETFD as u64], 1, &[])
+    .call(
+        "socket",
+        &[libc::AF_UNIX as u64, libc::SOCK_STREAM as u64],
+        5,
+        &[],
+    )
+    .call("fcntl", &[5, libc::F_GETFD as u64], 0, &[]);
+    let (report, lines) = run(&s, root.path());
+    assert!(report.is_clean(), "{lines:?}\n{}", report.table());
+}
+
 #[test]
 fn a_corrupted_buffer_is_reported_as_a_mismatch() {
     let root = tempfile::tempdir().unwrap();
