@@ -242,3 +242,49 @@ fn ebpf_attach_then_detach_leaves_the_program_running() {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     assert!(!status.contains("State:\tT"), "{status}");
 }
+
+/// A recorder killed with SIGKILL takes the command it spawned along, with
+/// both back ends (ptrace through `PTRACE_O_EXITKILL`, eBPF through its
+/// guardian process), rather than leave it running untraced: under the
+/// eBPF path gate its path-naming calls would fail with ENOSYS.
+#[test]
+fn a_killed_recorder_takes_its_command_along() {
+    if let Some(why) = reanimator_ebpf::unavailable() {
+        panic!("this test needs the ebpf back end: {why} (CI runs it as root)");
+    }
+    for backend in ["ebpf", "ptrace"] {
+        let dir = tempfile::tempdir().unwrap();
+        let child = dir.path().join("child");
+        let mut recorder = Command::new(env!("CARGO_BIN_EXE_reanimator"))
+            .current_dir(dir.path())
+            .args(["record", "--backend", backend, "-o", "t.rtr", "--"])
+            .args([
+                "sh",
+                "-c",
+                "sleep 60 & echo $! > child.tmp; mv child.tmp child; wait",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("reanimator runs");
+        wait_for("the command's child to start", || child.exists());
+        let pid: i32 = std::fs::read_to_string(&child)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        recorder.kill().unwrap();
+        recorder.wait().unwrap();
+        // Gone, or a zombie waiting for its new parent to reap it.
+        let alive = || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                let state = s.rsplit(") ").next().and_then(|r| r.chars().next());
+                state != Some('Z')
+            })
+        };
+        wait_for(
+            &format!("{backend}: the command's child to be killed"),
+            || !alive(),
+        );
+    }
+}

@@ -20,6 +20,7 @@ mechanism and its side effects (job-control shells, pty wrappers, EINTR).
 */
 
 mod gate;
+mod guard;
 mod recorder;
 mod records;
 mod spec;

@@ -26,6 +26,7 @@ use reanimator_trace::{
 };
 
 use crate::gate::{is_gate_fd, late_paths, read_path, Filter, Gate, Held};
+use crate::guard::{map_fd, Guard};
 use crate::records::{
     parse, RingRecord, CAP_EXIT, CAP_FAILED, CAP_RETRY, CAP_STRING, CAP_UNTERMINATED,
 };
@@ -84,6 +85,7 @@ pub(crate) fn run<W: Write + Send>(
             sink,
             policy,
             gate,
+            guard: None,
             snap,
             tasks: HashMap::new(),
             live: HashMap::new(),
@@ -236,6 +238,8 @@ struct Recorder<'s, 'o, 'q> {
     policy: DataPolicy,
     /// Holds path-naming calls until their initial state is recorded.
     gate: Option<Gate>,
+    /// Kills the spawned command if the recorder ends before it does.
+    guard: Option<Guard>,
     /// The initial state of touched paths, and the final manifest.
     snap: Snapshotter,
     tasks: HashMap<u32, Task>,
@@ -352,6 +356,12 @@ impl<'s> Recorder<'s, '_, '_> {
             start.fds.retain(|f| !is_gate_fd(f.fd));
         }
         self.started(start)?;
+        let guard = Guard::spawn(map_fd(&self.skel.maps.traced)).map_err(|e| {
+            Error::Spawn(io::Error::other(format!(
+                "cannot start the process that kills the command if the recorder dies: {e}"
+            )))
+        })?;
+        self.guard = Some(guard);
         // SAFETY: kill has no memory effects.
         unsafe { libc::kill(pid, libc::SIGCONT) };
         Ok(())

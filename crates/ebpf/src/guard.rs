@@ -1,0 +1,146 @@
+//! What happens to a spawned command when the recorder goes away before it
+//! does (killed with SIGKILL, or stopped by an error): it is killed, as the
+//! ptrace back end's tracees are by `PTRACE_O_EXITKILL`.
+//!
+//! Left running, it would go on under a path gate whose listener is gone
+//! (every path-naming call failing with `ENOSYS`) or stay stopped for good
+//! by a back-pressure `SIGSTOP`. Nothing in the recorder can act once it is
+//! killed, so a guardian process, forked from it, waits for the recorder's
+//! end of a pipe to close and then kills every process still in the
+//! kernel's table of traced processes.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// The guardian of one recording. Dropping it (the recording is over, or
+/// failed) lets the guardian kill whatever is still traced, which after a
+/// complete recording is nothing, and waits for it.
+pub(crate) struct Guard {
+    pid: i32,
+    pipe: Option<OwnedFd>,
+}
+
+impl Guard {
+    /// Forks the guardian. It keeps a copy of every descriptor the
+    /// recorder holds, so the BPF programs stay attached and go on adding
+    /// new forks to the table `traced_map` while it kills.
+    pub fn spawn(traced_map: i32) -> io::Result<Guard> {
+        let mut fds = [0i32; 2];
+        // SAFETY: a valid int[2].
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: the child only makes raw system calls (async-signal-safe)
+        // before it exits, as a fork of a multi-threaded process must.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            let e = io::Error::last_os_error();
+            // SAFETY: our own descriptors.
+            unsafe {
+                libc::close(fds[0]);
+                libc::close(fds[1]);
+            }
+            return Err(e);
+        }
+        if pid == 0 {
+            // SAFETY: the write end is the recorder's; closing ours is what
+            // lets the read below see the end of the recorder's.
+            unsafe { libc::close(fds[1]) };
+            guardian(fds[0], traced_map);
+        }
+        // SAFETY: the read end is the guardian's; the write end is ours.
+        unsafe { libc::close(fds[0]) };
+        Ok(Guard {
+            pid,
+            // SAFETY: a fresh descriptor we own.
+            pipe: Some(unsafe { OwnedFd::from_raw_fd(fds[1]) }),
+        })
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        drop(self.pipe.take());
+        // SAFETY: reaps our own child.
+        unsafe { libc::waitpid(self.pid, std::ptr::null_mut(), 0) };
+    }
+}
+
+/// The guardian's whole life: no allocation, no locks, raw system calls
+/// only.
+fn guardian(pipe: i32, traced_map: i32) -> ! {
+    // SAFETY: raw system calls on descriptors this process holds.
+    unsafe {
+        // Told apart from the recorder in ps and top.
+        libc::prctl(libc::PR_SET_NAME, c"reanim-guardian".as_ptr());
+        // Not the recorder's output: a caller reading it to the end must
+        // not wait for the guardian.
+        for fd in 0..3 {
+            libc::close(fd);
+        }
+        let mut byte = 0u8;
+        while libc::read(pipe, (&raw mut byte).cast(), 1) < 0
+            && *libc::__errno_location() == libc::EINTR
+        {}
+        // Kill rounds until no traced process is left (a process forked
+        // during a round is killed in the next); at most about a second.
+        for _ in 0..1000 {
+            if kill_traced(traced_map) == 0 {
+                break;
+            }
+            let pause = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 1_000_000,
+            };
+            libc::nanosleep(&pause, std::ptr::null_mut());
+        }
+        libc::_exit(0)
+    }
+}
+
+/// `enum bpf_cmd` value of the command that walks a map's keys.
+const BPF_MAP_GET_NEXT_KEY: libc::c_long = 4;
+
+/// Sends SIGKILL to every process in the `traced` hash (keys are tgids);
+/// returns how many were sent.
+fn kill_traced(map: i32) -> u32 {
+    let mut key = 0u32;
+    let mut next = 0u32;
+    let mut first = true;
+    let mut sent = 0;
+    // A key deleted meanwhile (its process exited) makes the kernel start
+    // over from the first key; bounded all the same.
+    for _ in 0..1_000_000 {
+        // `union bpf_attr` for BPF_MAP_GET_NEXT_KEY: map_fd, key, next_key.
+        let attr: [u64; 4] = [
+            map as u64,
+            if first { 0 } else { (&raw const key) as u64 },
+            (&raw mut next) as u64,
+            0,
+        ];
+        // SAFETY: the attribute points at live locals of the right size.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_bpf,
+                BPF_MAP_GET_NEXT_KEY,
+                attr.as_ptr(),
+                std::mem::size_of_val(&attr),
+            )
+        };
+        if r != 0 {
+            break;
+        }
+        // SAFETY: kill has no memory effects.
+        if unsafe { libc::kill(next as i32, libc::SIGKILL) } == 0 {
+            sent += 1;
+        }
+        key = next;
+        first = false;
+    }
+    sent
+}
+
+/// The descriptor of a libbpf map, for [`Guard::spawn`].
+pub(crate) fn map_fd(map: &impl std::os::fd::AsFd) -> i32 {
+    map.as_fd().as_raw_fd()
+}
