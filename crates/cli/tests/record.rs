@@ -288,3 +288,59 @@ fn a_killed_recorder_takes_its_command_along() {
         );
     }
 }
+
+/// A recorder attached with `-p` that is killed with SIGKILL releases the
+/// process: a program writing 1 MiB buffers through a 64 KiB ring is
+/// stopped for back-pressure at almost every call, and must not stay
+/// stopped once its recorder is gone.
+#[test]
+fn a_killed_ebpf_recorder_leaves_an_attached_process_running() {
+    if let Some(why) = reanimator_ebpf::unavailable() {
+        panic!("this test needs the ebpf back end: {why} (CI runs it as root)");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    struct KillOnDrop(std::process::Child);
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let program = KillOnDrop(
+        Command::new("dd")
+            .args(["if=/dev/zero", "of=/dev/null", "bs=1M"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("dd runs"),
+    );
+    let pid = program.0.id();
+    let trace = dir.path().join("t.rtr");
+    let mut recorder = Command::new(env!("CARGO_BIN_EXE_reanimator"))
+        .args(["record", "--backend", "ebpf", "--snapshot", "off"])
+        .args(["--ring-size", "65536", "-o"])
+        .arg(&trace)
+        .args(["-p", &pid.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("reanimator runs");
+    let stopped = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|s| s.rsplit(") ").next().is_some_and(|r| r.starts_with('T')))
+    };
+    wait_for("a back-pressure stop", stopped);
+    recorder.kill().unwrap();
+    recorder.wait().unwrap();
+    let written = || {
+        let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap();
+        io.lines()
+            .find_map(|l| l.strip_prefix("wchar: "))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap()
+    };
+    let before = written();
+    wait_for("the attached program to go on writing", || {
+        written() > before + (64 << 20)
+    });
+}

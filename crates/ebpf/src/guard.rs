@@ -1,16 +1,34 @@
-//! What happens to a spawned command when the recorder goes away before it
-//! does (killed with SIGKILL, or stopped by an error): it is killed, as the
-//! ptrace back end's tracees are by `PTRACE_O_EXITKILL`.
+//! What happens to the traced processes when the recorder goes away before
+//! they do (killed with SIGKILL, or stopped by an error).
 //!
-//! Left running, it would go on under a path gate whose listener is gone
-//! (every path-naming call failing with `ENOSYS`) or stay stopped for good
-//! by a back-pressure `SIGSTOP`. Nothing in the recorder can act once it is
-//! killed, so a guardian process, forked from it, waits for the recorder's
-//! end of a pipe to close and then kills every process still in the
-//! kernel's table of traced processes.
+//! A spawned command is killed, as the ptrace back end's tracees are by
+//! `PTRACE_O_EXITKILL`: left running, it would go on under a path gate
+//! whose listener is gone (every path-naming call failing with `ENOSYS`).
+//! Processes attached with `-p` are released instead: the kernel side stops
+//! following them and any still stopped for back-pressure is continued, so
+//! a database the recorder was attached to never stays stopped for good.
+//!
+//! Nothing in the recorder can act once it is killed, so a guardian
+//! process, forked from it, waits for the recorder's end of a pipe to
+//! close and then does it.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// What the guardian does to the traced processes once the recorder is gone.
+#[derive(Clone, Copy)]
+pub(crate) enum Ending {
+    /// Kill every process in the `traced` table (the map's descriptor).
+    Kill { traced: i32 },
+    /// Stop following (`detached`, the BPF program's flag in the `.bss`
+    /// mapping, which is shared with the kernel and stays mapped in the
+    /// guardian) and continue every process in the `stopped` table.
+    Release {
+        detached: *const AtomicU32,
+        stopped: i32,
+    },
+}
 
 /// The guardian of one recording. Dropping it (the recording is over, or
 /// failed) lets the guardian kill whatever is still traced, which after a
@@ -23,8 +41,8 @@ pub(crate) struct Guard {
 impl Guard {
     /// Forks the guardian. It keeps a copy of every descriptor the
     /// recorder holds, so the BPF programs stay attached and go on adding
-    /// new forks to the table `traced_map` while it kills.
-    pub fn spawn(traced_map: i32) -> io::Result<Guard> {
+    /// new forks to the `traced` table while it kills.
+    pub fn spawn(ending: Ending) -> io::Result<Guard> {
         let mut fds = [0i32; 2];
         // SAFETY: a valid int[2].
         if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -46,7 +64,7 @@ impl Guard {
             // SAFETY: the write end is the recorder's; closing ours is what
             // lets the read below see the end of the recorder's.
             unsafe { libc::close(fds[1]) };
-            guardian(fds[0], traced_map);
+            guardian(fds[0], ending);
         }
         // SAFETY: the read end is the guardian's; the write end is ours.
         unsafe { libc::close(fds[0]) };
@@ -68,7 +86,7 @@ impl Drop for Guard {
 
 /// The guardian's whole life: no allocation, no locks, raw system calls
 /// only.
-fn guardian(pipe: i32, traced_map: i32) -> ! {
+fn guardian(pipe: i32, ending: Ending) -> ! {
     // SAFETY: raw system calls on descriptors this process holds.
     unsafe {
         // Told apart from the recorder in ps and top.
@@ -82,17 +100,25 @@ fn guardian(pipe: i32, traced_map: i32) -> ! {
         while libc::read(pipe, (&raw mut byte).cast(), 1) < 0
             && *libc::__errno_location() == libc::EINTR
         {}
-        // Kill rounds until no traced process is left (a process forked
-        // during a round is killed in the next); at most about a second.
-        for _ in 0..1000 {
-            if kill_traced(traced_map) == 0 {
-                break;
+        match ending {
+            // Rounds until no traced process is left (a process forked
+            // during a round is killed in the next); at most about a second.
+            Ending::Kill { traced } => {
+                for _ in 0..1000 {
+                    if signal_each(traced, libc::SIGKILL) == 0 {
+                        break;
+                    }
+                    let pause = libc::timespec {
+                        tv_sec: 0,
+                        tv_nsec: 1_000_000,
+                    };
+                    libc::nanosleep(&pause, std::ptr::null_mut());
+                }
             }
-            let pause = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 1_000_000,
-            };
-            libc::nanosleep(&pause, std::ptr::null_mut());
+            Ending::Release { detached, stopped } => {
+                (*detached).store(1, Ordering::SeqCst);
+                signal_each(stopped, libc::SIGCONT);
+            }
         }
         libc::_exit(0)
     }
@@ -101,9 +127,9 @@ fn guardian(pipe: i32, traced_map: i32) -> ! {
 /// `enum bpf_cmd` value of the command that walks a map's keys.
 const BPF_MAP_GET_NEXT_KEY: libc::c_long = 4;
 
-/// Sends SIGKILL to every process in the `traced` hash (keys are tgids);
-/// returns how many were sent.
-fn kill_traced(map: i32) -> u32 {
+/// Sends `signal` to every process in a hash keyed by tgid; returns how
+/// many were sent.
+fn signal_each(map: i32, signal: i32) -> u32 {
     let mut key = 0u32;
     let mut next = 0u32;
     let mut first = true;
@@ -131,7 +157,7 @@ fn kill_traced(map: i32) -> u32 {
             break;
         }
         // SAFETY: kill has no memory effects.
-        if unsafe { libc::kill(next as i32, libc::SIGKILL) } == 0 {
+        if unsafe { libc::kill(next as i32, signal) } == 0 {
             sent += 1;
         }
         key = next;

@@ -26,7 +26,7 @@ use reanimator_trace::{
 };
 
 use crate::gate::{is_gate_fd, late_paths, read_path, Filter, Gate, Held};
-use crate::guard::{map_fd, Guard};
+use crate::guard::{map_fd, Ending, Guard};
 use crate::records::{
     parse, RingRecord, CAP_EXIT, CAP_FAILED, CAP_RETRY, CAP_STRING, CAP_UNTERMINATED,
 };
@@ -238,7 +238,8 @@ struct Recorder<'s, 'o, 'q> {
     policy: DataPolicy,
     /// Holds path-naming calls until their initial state is recorded.
     gate: Option<Gate>,
-    /// Kills the spawned command if the recorder ends before it does.
+    /// Kills the spawned command, or releases attached processes, if the
+    /// recorder ends before they do.
     guard: Option<Guard>,
     /// The initial state of touched paths, and the final manifest.
     snap: Snapshotter,
@@ -299,10 +300,27 @@ impl<'s> Recorder<'s, '_, '_> {
     /// Tells the kernel side to record no more calls: a task's call
     /// storage, which marks it as traced there, outlives the detach.
     fn stop_following(&self) {
+        self.detached().store(1, Ordering::SeqCst);
+    }
+
+    /// The kernel side's `detached` flag.
+    fn detached(&self) -> &'s AtomicU32 {
         let bss = self.bss();
         // SAFETY: as in `counter`; the BPF program only reads `detached`.
         unsafe { &*(std::ptr::addr_of!(bss.detached) as *const AtomicU32) }
-            .store(1, Ordering::SeqCst);
+    }
+
+    /// Starts the guardian that deals with the traced processes if the
+    /// recorder ends before they do.
+    fn guard(&mut self, ending: Ending) -> Result<(), Error> {
+        let guard = Guard::spawn(ending).map_err(|e| {
+            Error::Spawn(io::Error::other(format!(
+                "cannot start the process that looks after the traced processes \
+                 if the recorder dies: {e}"
+            )))
+        })?;
+        self.guard = Some(guard);
+        Ok(())
     }
 
     fn bss(&self) -> &'s crate::skel::types::bss {
@@ -356,12 +374,9 @@ impl<'s> Recorder<'s, '_, '_> {
             start.fds.retain(|f| !is_gate_fd(f.fd));
         }
         self.started(start)?;
-        let guard = Guard::spawn(map_fd(&self.skel.maps.traced)).map_err(|e| {
-            Error::Spawn(io::Error::other(format!(
-                "cannot start the process that kills the command if the recorder dies: {e}"
-            )))
+        self.guard(Ending::Kill {
+            traced: map_fd(&self.skel.maps.traced),
         })?;
-        self.guard = Some(guard);
         // SAFETY: kill has no memory effects.
         unsafe { libc::kill(pid, libc::SIGCONT) };
         Ok(())
@@ -446,6 +461,10 @@ impl<'s> Recorder<'s, '_, '_> {
     /// Follows every thread of `pids` and their future children.
     fn attach(&mut self, pids: &[i32]) -> Result<(), Error> {
         watch_stop_signals();
+        self.guard(Ending::Release {
+            detached: self.detached(),
+            stopped: map_fd(&self.skel.maps.stopped),
+        })?;
         for &pid in pids {
             let tids = task_ids(pid).map_err(|e| Error::Attach(pid, e))?;
             self.trace_tgid(pid as u32)?;
