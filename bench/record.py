@@ -67,7 +67,7 @@ def configs(work):
         "reanimator": lambda cmd: [REANIMATOR, "record", "--backend", "ptrace", "--force", "-o", out, "--"] + cmd,
         "reanimator ebpf": lambda cmd: [REANIMATOR, "record", "--backend", "ebpf", "--force", "-o", out, "--"] + cmd,
         # The CPU-placement lever off: the scheduler places tracer and tracees.
-        "reanimator --cpu none": lambda cmd: [REANIMATOR, "record", "--cpu", "none", "--force", "-o", out, "--"] + cmd,
+        "reanimator --cpu none": lambda cmd: [REANIMATOR, "record", "--backend", "ptrace", "--cpu", "none", "--force", "-o", out, "--"] + cmd,
     }, [out]
 
 

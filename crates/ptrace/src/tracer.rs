@@ -86,8 +86,6 @@ struct Tracer<'s, 'q> {
     /// The SIGCONT the recorder itself sent to start a spawned command.
     own_sigcont: Option<i32>,
     detaching: bool,
-    /// Whether the tracer (and so the spawned command) is pinned.
-    pinned: bool,
     last_flush: Instant,
     summary: RecordSummary,
     counts: CaptureCounts,
@@ -134,7 +132,6 @@ fn trace(
         root_status: None,
         own_sigcont: None,
         detaching: false,
-        pinned: pin_cpu.is_some(),
         last_flush: Instant::now(),
         summary: RecordSummary::default(),
         counts: CaptureCounts::default(),
@@ -157,27 +154,17 @@ fn trace(
     Ok(t.summary)
 }
 
-/// Keeps the tracer (and, through inheritance, a spawned command) on one
-/// CPU: a stop then wakes the other side without a cross-CPU interrupt,
-/// the largest single cost on virtual machines.
+/// Keeps the tracer (and, through inheritance, a spawned command with all
+/// its processes and threads) on one CPU: a stop then wakes the other side
+/// without a cross-CPU interrupt, the largest single cost on virtual
+/// machines. Threads are kept there too: let free, db_bench's took four
+/// times as long (BENCHMARKS.md).
 fn pin(cpu: usize) {
     // SAFETY: a zeroed cpu_set_t is an empty set; the calls only touch it.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
-}
-
-/// Lets `tid` run on any CPU again.
-fn unpin(tid: i32) {
-    // SAFETY: as in pin.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for cpu in 0..libc::CPU_SETSIZE as usize {
-            libc::CPU_SET(cpu, &mut set);
-        }
-        libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set);
     }
 }
 
@@ -298,11 +285,6 @@ impl Tracer<'_, '_> {
                 cause: StartCause::Created,
                 ..ProcessStart::default()
             });
-        if self.pinned && start.tgid != tid as u32 {
-            // Threads of one process sharing the tracer's CPU preempt each
-            // other at every stop; free, they cost ~10% less (BENCHMARKS.md).
-            unpin(tid);
-        }
         self.adopt(tid, start)
     }
 
