@@ -229,6 +229,9 @@ pub enum StructType {
     MountAttr,
     /// `struct file_handle`.
     FileHandle,
+    /// NUL-terminated names one after another (listxattr): a set, whose
+    /// order the file system chooses.
+    NameList,
     /// `struct cachestat_range` / `cachestat`.
     Cachestat,
     /// Opaque bytes of a known size (ioctl argument structs and the like).

@@ -116,6 +116,7 @@ pub(crate) fn structure(
         StructType::Statfs => None,
         // Listings are compared per stream (see `dirents`).
         StructType::Dirents64 | StructType::Dirents => None,
+        StructType::NameList => name_list(expected, got),
         _ => bytes("data", expected, got),
     }
 }

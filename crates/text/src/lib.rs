@@ -429,6 +429,14 @@ impl Renderer {
             },
             StructType::Int | StructType::Socklen => u32_at(0).map(|v| format!("[{}]", v as i32)),
             StructType::Loff => u64_at(0).map(|v| format!("[{}]", v as i64)),
+            StructType::NameList if d.last() == Some(&0) => Some(format!(
+                "[{}]",
+                d[..d.len() - 1]
+                    .split(|&b| b == 0)
+                    .map(|n| self.quote(n, n.len() as u64))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
             StructType::Timespec2 => match (u64_at(0), u64_at(8), u64_at(16), u64_at(24)) {
                 (Some(a), Some(an), Some(m), Some(mn)) => Some(format!(
                     "[{{tv_sec={}, tv_nsec={}}}, {{tv_sec={}, tv_nsec={}}}]",
