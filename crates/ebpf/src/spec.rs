@@ -3,12 +3,15 @@
 //! `bpf/records.h`). The BPF program interprets these rows; it knows no
 //! system call by name, exactly as the ptrace back end.
 
-use reanimator_catalogue::{all, Dir, Kind, Len};
+use reanimator_catalogue::{all, Dir, Effect, Kind, Len};
 
 /// Rows the BPF `specs` map holds (syscall numbers below this).
 pub(crate) const NR_MAX: u32 = 512;
-/// Bytes of one `struct call_spec`: six 8-byte parameter rules.
-pub(crate) const SPEC_LEN: usize = 48;
+/// Bytes of one `struct call_spec`: six 8-byte parameter rules, then the
+/// call's flags (LE u32).
+pub(crate) const SPEC_LEN: usize = 52;
+/// `SPEC_NEW_IMAGE`: the call replaces the address space.
+const SPEC_NEW_IMAGE: u32 = 1;
 
 const K_PATH: u8 = 1;
 const K_STR: u8 = 2;
@@ -68,6 +71,12 @@ pub(crate) fn table() -> Vec<(u32, [u8; SPEC_LEN])> {
             for (i, p) in params.iter().take(6).enumerate() {
                 row[i * 8..i * 8 + 8].copy_from_slice(&param(p.kind));
             }
+            let flags = if s.effect == Effect::Exec {
+                SPEC_NEW_IMAGE
+            } else {
+                0
+            };
+            row[48..52].copy_from_slice(&flags.to_le_bytes());
             row.iter().any(|&b| b != 0).then_some((s.nr, row))
         })
         .collect()
@@ -98,5 +107,8 @@ mod tests {
         assert_eq!(u32::from_le_bytes(s[12..16].try_into().unwrap()), 144);
         // calls that name no memory are not in the map at all
         assert!(row("getpid").is_none());
+        // execve replaces the address space; write does not
+        assert_eq!(&row("execveat").unwrap()[48..52], &[1, 0, 0, 0]);
+        assert_eq!(&w[48..52], &[0, 0, 0, 0]);
     }
 }

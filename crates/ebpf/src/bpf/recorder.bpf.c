@@ -37,10 +37,6 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define SI_KERNEL_CODE 0x80
 #define VM_WRITE_FLAG 0x2
 #define VM_SHARED_FLAG 0x8
-#define NR_EXIT 60
-#define NR_EXIT_GROUP 231
-#define NR_EXECVE 59
-#define NR_EXECVEAT 322
 
 /* Set by the recorder before loading. */
 const volatile __u64 data_max = CAPTURE_MAX; /* bytes kept per data buffer */
@@ -725,7 +721,7 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 		 * faulting; the call itself faulted it in, and the kernel does not
 		 * change inputs, so it is read again now. Not after an exec: the
 		 * address space is new. */
-		if (f->retry && f->nr != NR_EXECVE && f->nr != NR_EXECVEAT) {
+		if (f->retry && !(p.spec.flags & SPEC_NEW_IMAGE)) {
 			p.exit = 0;
 			for (__u32 i = 0; i < 6; i++)
 				if (f->retry & (1 << i))

@@ -136,8 +136,13 @@ struct param_spec {
 	__u32 fixed;
 };
 
+/* call_spec.flags: the call replaces the address space (execve), so an
+ * input that could not be read at entry cannot be read again at exit. */
+#define SPEC_NEW_IMAGE 1
+
 struct call_spec {
 	struct param_spec p[6];
+	__u32 flags;
 };
 
 /* Counters the consumer reads (one per CPU). */
