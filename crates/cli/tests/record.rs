@@ -128,6 +128,16 @@ fn bad_commands_get_clear_errors_and_no_trace() {
     );
 }
 
+/// A program that never stops on its own, killed however the test ends.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Polls `what` every 20 ms for up to 20 s; fails the test if it never holds.
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let start = std::time::Instant::now();
@@ -160,14 +170,6 @@ fn ebpf_attach_then_detach_leaves_the_program_running() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("sh runs");
-    // Killed however the test ends: it never stops on its own.
-    struct KillOnDrop(std::process::Child);
-    impl Drop for KillOnDrop {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
     let program = KillOnDrop(program);
     let pid = program.0.id();
     wait_for("the program to tick", || lines() > 3);
@@ -299,13 +301,6 @@ fn a_killed_ebpf_recorder_leaves_an_attached_process_running() {
         panic!("this test needs the ebpf back end: {why} (CI runs it as root)");
     }
     let dir = tempfile::tempdir().unwrap();
-    struct KillOnDrop(std::process::Child);
-    impl Drop for KillOnDrop {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
     let program = KillOnDrop(
         Command::new("dd")
             .args(["if=/dev/zero", "of=/dev/null", "bs=1M"])

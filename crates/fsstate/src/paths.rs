@@ -33,17 +33,24 @@ pub fn join(base: &[u8], rel: &[u8]) -> Vec<u8> {
 /// paths are named (snapshots, manifests) with [`join`].
 pub fn join_as_called(base: &[u8], rel: &[u8]) -> Vec<u8> {
     let mut out = join(base, rel);
-    let trimmed = &rel[..rel.len() - rel.iter().rev().take_while(|&&b| b == b'/').count()];
-    let last = trimmed.rsplit(|&b| b == b'/').next().unwrap_or_default();
+    let (last, slash) = final_component(rel);
     if last == b"." {
         if out != b"/" {
             out.push(b'/');
         }
         out.push(b'.');
-    } else if rel.ends_with(b"/") && out != b"/" {
+    } else if slash && out != b"/" {
         out.push(b'/');
     }
     out
+}
+
+/// A path's final component (empty for `/` or `""`) and whether trailing
+/// slashes follow it.
+pub(crate) fn final_component(path: &[u8]) -> (&[u8], bool) {
+    let trimmed = &path[..path.len() - path.iter().rev().take_while(|&&b| b == b'/').count()];
+    let last = trimmed.rsplit(|&b| b == b'/').next().unwrap_or_default();
+    (last, trimmed.len() < path.len())
 }
 
 /// True for paths on the kernel's pseudo file systems (`/proc`, `/sys`,

@@ -12,6 +12,9 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
+use crate::paths::final_component;
+use crate::state::lstat_at;
+
 /// An open directory that confines every path resolved through it.
 #[derive(Debug)]
 pub struct Root {
@@ -144,9 +147,7 @@ impl Root {
     /// and a call that would change an entry still sees a final dot and
     /// refuses it (mkdir `EEXIST`, unlink `EISDIR`, rename `EBUSY`).
     pub fn entry(&self, path: &[u8]) -> io::Result<(OwnedFd, CString)> {
-        let trimmed = &path[..path.len() - path.iter().rev().take_while(|&&b| b == b'/').count()];
-        let slash = trimmed.len() < path.len();
-        let last = trimmed.rsplit(|&b| b == b'/').next().unwrap_or_default();
+        let (last, slash) = final_component(path);
         let reached = |dir: OwnedFd, name: &[u8]| {
             let mut s = fd_path(dir.as_fd()).into_bytes();
             s.push(b'/');
@@ -160,18 +161,7 @@ impl Root {
         if !slash {
             return reached(dir, name.as_bytes());
         }
-        // SAFETY: `stat` is plain data, written by the kernel.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: valid descriptor, name and buffer.
-        let r = unsafe {
-            libc::fstatat(
-                dir.as_raw_fd(),
-                name.as_ptr(),
-                &mut st,
-                libc::AT_SYMLINK_NOFOLLOW,
-            )
-        };
-        if r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFLNK {
+        if lstat_at(&dir, &name, 0).is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFLNK) {
             return reached(self.locate(path, true)?, b".");
         }
         let mut name = name.into_bytes();

@@ -1,6 +1,7 @@
 //! The state of one path (what `lstat` and friends say), and comparing
 //! two of them.
 
+use std::ffi::CStr;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::FileExt;
@@ -11,14 +12,20 @@ use crate::root::{fd_path, Root};
 
 /// `fstatat(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)`.
 pub(crate) fn fstat_nofollow(fd: &OwnedFd) -> io::Result<libc::stat> {
-    // SAFETY: a zeroed stat and a valid empty C string.
+    lstat_at(fd, c"", libc::AT_EMPTY_PATH)
+}
+
+/// `fstatat(dir, name, AT_SYMLINK_NOFOLLOW | flags)`.
+pub(crate) fn lstat_at(dir: &OwnedFd, name: &CStr, flags: i32) -> io::Result<libc::stat> {
+    // SAFETY: a zeroed stat is plain data the kernel overwrites.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid descriptor, C string and buffer.
     let r = unsafe {
         libc::fstatat(
-            fd.as_raw_fd(),
-            c"".as_ptr(),
+            dir.as_raw_fd(),
+            name.as_ptr(),
             &mut st,
-            libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW,
+            libc::AT_SYMLINK_NOFOLLOW | flags,
         )
     };
     if r < 0 {

@@ -781,7 +781,7 @@ impl Thread<'_> {
                     }
                     Some(_) if target == Some(arg(0)) => arg(1) as i64,
                     Some(mut e) if expected >= 0 => {
-                        e.cloexec = flags.is_some_and(|f| f & libc::O_CLOEXEC as u64 != 0);
+                        e.cloexec = row.cloexec(&ev.args);
                         e.listing = None;
                         e.displaced = None;
                         t.insert(expected as i32, e);
