@@ -66,6 +66,8 @@ def configs(work):
         "strace -xx": lambda cmd: ["strace", "-f", "-qq", "-xx", "-s", "1048576", "-o", out] + cmd,
         "reanimator": lambda cmd: [REANIMATOR, "record", "--backend", "ptrace", "--force", "-o", out, "--"] + cmd,
         "reanimator ebpf": lambda cmd: [REANIMATOR, "record", "--backend", "ebpf", "--force", "-o", out, "--"] + cmd,
+        # One tracer thread on one CPU (the default is one per CPU).
+        "reanimator --cpu 0": lambda cmd: [REANIMATOR, "record", "--backend", "ptrace", "--cpu", "0", "--force", "-o", out, "--"] + cmd,
         # The CPU-placement lever off: the scheduler places tracer and tracees.
         "reanimator --cpu none": lambda cmd: [REANIMATOR, "record", "--backend", "ptrace", "--cpu", "none", "--force", "-o", out, "--"] + cmd,
     }, [out]
@@ -99,7 +101,7 @@ def main():
     ap.add_argument("--only", default="a,b,c,d", help="workloads to run, e.g. a,b")
     ap.add_argument("--dbnum", type=int, default=200000, help="db_bench --num")
     ap.add_argument("--configs", default="vanilla,strace,strace -xx,reanimator,reanimator ebpf",
-                    help="comma-separated; also available: 'reanimator --cpu none'")
+                    help="comma-separated; also available: 'reanimator --cpu 0', 'reanimator --cpu none'")
     ap.add_argument("--json", help="write all measurements here")
     ap.add_argument("--workdir", help="where workloads write (default: a temporary directory under /var/tmp)")
     args = ap.parse_args()

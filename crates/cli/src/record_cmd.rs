@@ -49,12 +49,15 @@ pub struct RecordArgs {
         conflicts_with = "command"
     )]
     pub pids: Vec<i32>,
-    /// ptrace back end: run the recorder and the command, every process
-    /// and thread of it, on this CPU (default: the CPU the recorder starts
-    /// on): stops then wake on the same core, which is much cheaper.
-    /// `none` lets the scheduler place them: better for a program whose
+    /// ptrace back end: the CPUs to trace on, one tracer thread per CPU
+    /// (default: every CPU the recorder may use, the one it starts on
+    /// first). Each traced thread and process runs on the CPU of the tracer
+    /// that follows it, new ones going to the least busy tracer: a stop
+    /// then wakes the other side on the same core, which is much cheaper.
+    /// `--cpu 0` traces everything from one CPU. `none` lets the scheduler
+    /// place one tracer and the command: better for a program whose
     /// threads mostly compute (xz -T2: 1.6x faster).
-    #[arg(long, value_name = "CPU|none")]
+    #[arg(long, value_name = "CPU[,CPU...]|none")]
     pub cpu: Option<String>,
     /// Initial file-system state stored for replay: `contents` (metadata
     /// and contents of every pre-existing file the program touches,
@@ -137,12 +140,6 @@ fn free_name(stem: &str) -> PathBuf {
         .expect("some name is free")
 }
 
-fn current_cpu() -> Option<usize> {
-    // SAFETY: sched_getcpu has no arguments.
-    let cpu = unsafe { libc::sched_getcpu() };
-    (cpu >= 0).then_some(cpu as usize)
-}
-
 fn uname_field(f: impl Fn(&libc::utsname) -> &[libc::c_char]) -> String {
     // SAFETY: uname fills the zeroed struct.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
@@ -185,13 +182,16 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
             Target::Attach { pids } => free_name(&format!("pid-{}", pids[0])),
         },
     };
-    let pin = match args.cpu.as_deref() {
-        None => current_cpu(),
-        Some("none") => None,
-        Some(n) => Some(
-            n.parse()
-                .with_context(|| format!("--cpu {n}: expected a CPU number or `none`"))?,
-        ),
+    let cpus = match args.cpu.as_deref() {
+        None => reanimator_ptrace::default_cpus(),
+        Some("none") => Vec::new(),
+        Some(list) => list
+            .split(',')
+            .map(|n| n.trim().parse::<usize>())
+            .collect::<Result<_, _>>()
+            .with_context(|| {
+                format!("--cpu {list}: expected CPU numbers separated by commas, or `none`")
+            })?,
     };
     let backend = match args.backend {
         Backend::Auto => match reanimator_ebpf::unavailable() {
@@ -260,7 +260,7 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
             };
             reanimator_ebpf::record(&target, args.data, snapshot, &opts, &mut writer)
         }
-        _ => reanimator_ptrace::record(&target, args.data, pin, snapshot, &mut writer),
+        _ => reanimator_ptrace::record(&target, args.data, &cpus, snapshot, &mut writer),
     };
     // Finish the trace whatever happened: what was recorded is kept.
     let (_, end) = writer

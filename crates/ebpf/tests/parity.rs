@@ -49,7 +49,7 @@ fn record(backend: Backend, argv: &[OsString], trace: &Path) {
         Backend::Ptrace => reanimator_ptrace::record(
             &target,
             DataPolicy::All,
-            None,
+            &reanimator_ptrace::default_cpus(),
             SnapshotPolicy::Contents,
             &mut w,
         ),

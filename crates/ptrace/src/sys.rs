@@ -117,21 +117,133 @@ pub(crate) fn syscall_info(pid: i32) -> io::Result<SyscallInfo> {
 
 /// `waitpid(-1, __WALL | __WNOTHREAD)`: the next stop or exit of any
 /// tracee of this thread. `None` means there are none left (ECHILD).
-/// `__WNOTHREAD` leaves other threads' children alone, so a program using
-/// the recorder as a library can still run and reap its own commands.
+/// `__WNOTHREAD` leaves other threads' tracees and children alone: each
+/// tracer thread waits for its own, and a program using the recorder as
+/// a library can still run and reap its own commands. A signal (the
+/// flush timer, a wake-up from another tracer, Ctrl-C) returns `EINTR`
+/// so the caller's loop can act on it.
 pub(crate) fn wait_any() -> io::Result<Option<(i32, i32)>> {
     let mut status = 0;
-    loop {
-        // SAFETY: status points to a local int.
-        let pid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL | libc::__WNOTHREAD) };
-        if pid >= 0 {
-            return Ok(Some((pid, status)));
+    // SAFETY: status points to a local int.
+    let pid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL | libc::__WNOTHREAD) };
+    if pid >= 0 {
+        return Ok(Some((pid, status)));
+    }
+    let err = io::Error::last_os_error();
+    match err.raw_os_error() {
+        Some(libc::ECHILD) => Ok(None),
+        _ => Err(err),
+    }
+}
+
+/// The registers of a stopped tracee.
+pub(crate) fn regs(pid: i32) -> io::Result<libc::user_regs_struct> {
+    // SAFETY: an all-zero register set is valid; the kernel fills it.
+    let mut r: libc::user_regs_struct = unsafe { std::mem::zeroed() };
+    request(libc::PTRACE_GETREGS, pid, 0, &mut r as *mut _ as usize)?;
+    Ok(r)
+}
+
+pub(crate) fn set_regs(pid: i32, r: &libc::user_regs_struct) -> io::Result<()> {
+    request(libc::PTRACE_SETREGS, pid, 0, r as *const _ as usize).map(drop)
+}
+
+/// The blocked-signal mask of a stopped tracee.
+pub(crate) fn sigmask(pid: i32) -> io::Result<u64> {
+    let mut mask = 0u64;
+    request(
+        libc::PTRACE_GETSIGMASK,
+        pid,
+        8,
+        &mut mask as *mut _ as usize,
+    )?;
+    Ok(mask)
+}
+
+pub(crate) fn set_sigmask(pid: i32, mask: u64) -> io::Result<()> {
+    request(libc::PTRACE_SETSIGMASK, pid, 8, &mask as *const _ as usize).map(drop)
+}
+
+/// The word of tracee memory at `addr`.
+pub(crate) fn peek(pid: i32, addr: u64) -> io::Result<u64> {
+    // PEEKTEXT returns the word itself, so -1 is ambiguous: clear errno.
+    // SAFETY: errno is this thread's; PEEKTEXT takes no pointer from us.
+    unsafe {
+        *libc::__errno_location() = 0;
+        let word = libc::ptrace(libc::PTRACE_PEEKTEXT, pid, addr as usize, 0usize);
+        if word == -1 && *libc::__errno_location() != 0 {
+            return Err(io::Error::last_os_error());
         }
-        let err = io::Error::last_os_error();
-        match err.raw_os_error() {
-            Some(libc::EINTR) => continue,
-            Some(libc::ECHILD) => return Ok(None),
-            _ => return Err(err),
+        Ok(word as u64)
+    }
+}
+
+/// Pins task `tid` (any thread, not only the caller) to `cpu`.
+pub(crate) fn pin(tid: i32, cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t is an empty set; the calls only touch it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+/// Interrupts a blocking call of tracer thread `tid` of this process with
+/// the flush timer's (harmless) signal.
+pub(crate) fn nudge(tid: i32) {
+    // SAFETY: tgkill has no memory effects.
+    unsafe {
+        libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, libc::SIGALRM);
+    }
+}
+
+/// A timer sending `SIGALRM` to the thread that started it, every
+/// period, until dropped: a tracer blocked in `waitpid` wakes up at least
+/// that often (to flush, and in case a wake-up from another tracer was
+/// lost), and no other thread of the program takes the signal.
+pub(crate) struct Tick(libc::timer_t);
+
+impl Tick {
+    pub(crate) fn start(every: std::time::Duration) -> io::Result<Tick> {
+        let period = libc::timespec {
+            tv_sec: every.as_secs() as _,
+            tv_nsec: every.subsec_nanos() as _,
+        };
+        // SAFETY: a zeroed sigevent is valid before its fields are set;
+        // timer_create and timer_settime read the structs we pass and
+        // write the id.
+        unsafe {
+            let mut ev: libc::sigevent = std::mem::zeroed();
+            ev.sigev_notify = libc::SIGEV_THREAD_ID;
+            ev.sigev_signo = libc::SIGALRM;
+            ev.sigev_notify_thread_id = gettid();
+            let mut id: libc::timer_t = std::ptr::null_mut();
+            if libc::timer_create(libc::CLOCK_MONOTONIC, &mut ev, &mut id) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let spec = libc::itimerspec {
+                it_interval: period,
+                it_value: period,
+            };
+            if libc::timer_settime(id, 0, &spec, std::ptr::null_mut()) != 0 {
+                let err = io::Error::last_os_error();
+                libc::timer_delete(id);
+                return Err(err);
+            }
+            Ok(Tick(id))
         }
     }
+}
+
+impl Drop for Tick {
+    fn drop(&mut self) {
+        // SAFETY: the id came from timer_create and is deleted once.
+        unsafe { libc::timer_delete(self.0) };
+    }
+}
+
+/// This thread's kernel id.
+pub(crate) fn gettid() -> i32 {
+    // SAFETY: gettid has no arguments.
+    unsafe { libc::gettid() }
 }

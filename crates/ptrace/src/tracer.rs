@@ -1,19 +1,29 @@
-//! The tracer: one thread, one `waitpid(-1, __WALL)` loop, every stop of
-//! every tracee dispatched here.
+//! The tracers: one thread per CPU the recording may use, each with its
+//! own `waitpid(-1, __WALL | __WNOTHREAD)` loop over the tasks it traces.
 //!
 //! Per system call there are two stops (entry and exit), each answered
 //! with one `PTRACE_GET_SYSCALL_INFO`; input memory is read at entry,
 //! output memory at exit, straight into the task's capture buffer, and the
 //! event is written when it exits. Sequence ids are taken at entry, so a
 //! clone's id precedes everything its child does.
+//!
+//! A stop costs the kernel two context switches on the tracer's CPU, so
+//! one tracer is one CPU's worth of stops. With several, a new thread or
+//! process is handed to the tracer with the fewest tasks at its first
+//! stop (see [`Tracer::hand_over`]), and runs on that tracer's CPU. Every
+//! record goes to the trace under one lock, with its completion time
+//! taken under it, so the trace stays in completion order.
 
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::thread::Thread;
 use std::time::{Duration, Instant};
 
-use reanimator_catalogue as catalogue;
-use reanimator_fsstate::{Need, SnapshotPolicy, Snapshotter};
+use reanimator_catalogue::{self as catalogue, Kind};
+use reanimator_fsstate::{SnapshotPolicy, Snapshotter};
 use reanimator_trace::{
     ExitStatus, ProcessExit, ProcessStart, Record, Role, SignalDelivery, StartCause, SyscallExit,
     SyscallHead, Writer,
@@ -39,29 +49,17 @@ const OPTIONS: libc::c_int = libc::PTRACE_O_TRACESYSGOOD
 /// How often pending frames are written out while tracees are idle.
 const FLUSH_EVERY: Duration = Duration::from_secs(1);
 
+/// How often a tracer wakes up however idle its tasks are.
+const TICK: Duration = Duration::from_millis(250);
+
+/// How long a letter may wait unread before its tracer is nudged again (a
+/// nudge that lands just before the tracer blocks in `waitpid` is lost).
+const RENUDGE_AFTER_NS: u64 = 1_000_000;
+
+/// The machine code of `syscall` on x86_64, as a little-endian word.
+const SYSCALL_INSN: u64 = 0x050f;
+
 extern "C" fn on_alarm(_: libc::c_int) {}
-
-/// Arms a repeating `SIGALRM` so an idle recorder still flushes.
-fn arm_flush_timer() {
-    let every = libc::timeval {
-        tv_sec: FLUSH_EVERY.as_secs() as _,
-        tv_usec: 0,
-    };
-    let it = libc::itimerval {
-        it_interval: every,
-        it_value: every,
-    };
-    // SAFETY: setitimer reads the struct we pass.
-    unsafe { libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut()) };
-}
-
-fn disarm_flush_timer() {
-    // SAFETY: as above, with a zero timer.
-    unsafe {
-        let it: libc::itimerval = std::mem::zeroed();
-        libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut());
-    }
-}
 
 /// One traced thread.
 struct Task {
@@ -73,154 +71,367 @@ struct Task {
     /// gave it the leader's: its end is recorded after the execve itself,
     /// so every event of the old id precedes that end.
     superseded: Option<i32>,
+    /// Created by a traced task and not yet stopped: its first stop may
+    /// hand it to a less busy tracer.
+    fresh: bool,
+    /// Handed over by another tracer: what to put back at its first stop.
+    restore: Option<Parked>,
 }
 
-/// The recorder's state for one run.
-struct Tracer<'s, 'q> {
-    sink: &'s mut Sink<'q>,
+impl Task {
+    fn new(tgid: u32) -> Task {
+        Task {
+            tgid,
+            pending: None,
+            captures: Captures::default(),
+            superseded: None,
+            fresh: false,
+            restore: None,
+        }
+    }
+}
+
+/// What a hand-over changed in a task, to undo once the new tracer holds
+/// it.
+#[derive(Clone, Copy)]
+struct Parked {
+    regs: libc::user_regs_struct,
+    sigmask: u64,
+}
+
+/// A message from one tracer to another.
+enum Letter {
+    /// Seize this task, parked in `pause` with every signal blocked, and
+    /// put back its registers and mask.
+    Task {
+        tid: i32,
+        tgid: u32,
+        parked: Box<Parked>,
+    },
+    /// This thread-group leader was replaced by a thread of another tracer
+    /// that called `execve`: the kernel reports nothing more about it.
+    Vanished(i32),
+    /// A `waitpid` report about a task another tracer follows.
+    Report { pid: i32, status: i32 },
+}
+
+/// One tracer thread as the others see it.
+struct Station {
+    /// The CPU it and its tasks run on. A stop then wakes the other side
+    /// without a cross-CPU interrupt, the largest single cost on virtual
+    /// machines; threads are kept there too (let free, db_bench's took
+    /// four times as long: BENCHMARKS.md).
+    cpu: Option<usize>,
+    /// Tasks it traces, plus letters on their way to it.
+    load: AtomicUsize,
+    inbox: Mutex<Vec<Letter>>,
+    /// When the oldest unread letter was posted (0: none).
+    posted_ns: AtomicU64,
+    /// Its kernel thread id and handle, once it runs.
+    thread: OnceLock<(i32, Thread)>,
+}
+
+/// Everything the tracer threads share.
+struct Shared<'s, 'q> {
+    common: Mutex<Common<'s, 'q>>,
     policy: DataPolicy,
-    tasks: HashMap<i32, Task>,
-    next_seq: u64,
+    next_seq: AtomicU64,
+    /// Tasks followed or on their way between tracers, across all tracers
+    /// (plus one while the first tracer starts the target): the recording
+    /// ends when it reaches zero.
+    live: AtomicUsize,
+    /// A tracer failed: the others stop too.
+    failed: AtomicBool,
+    stations: Vec<Station>,
+}
+
+/// What is written to the trace, and the state behind it, under one lock.
+struct Common<'s, 'q> {
+    sink: &'s mut Sink<'q>,
+    summary: RecordSummary,
+    /// The initial state of touched paths, and the final manifest.
+    snap: Snapshotter,
+    /// Where stores reach files without system calls.
+    maps: SharedMappings,
     root: Option<i32>,
     root_status: Option<ExitStatus>,
     /// The SIGCONT the recorder itself sent to start a spawned command.
     own_sigcont: Option<i32>,
-    detaching: bool,
-    last_flush: Instant,
-    summary: RecordSummary,
-    counts: CaptureCounts,
-    /// The initial state of touched paths, and the final manifest.
-    snap: Snapshotter,
-    /// Where stores reach files without system calls.
-    shared: SharedMappings,
+    /// ptrace options of the tracees (the spawned command's include
+    /// `EXITKILL`), for tasks a tracer seizes from another.
+    options: libc::c_int,
 }
 
-/// Runs `target` under the recorder until every tracee has exited (or,
-/// for attached processes, until `SIGINT`/`SIGTERM` asks to detach), writing
-/// every event to `writer`.
-pub(crate) fn run<W: Write + Send>(
-    target: &Target,
-    policy: DataPolicy,
-    pin_cpu: Option<usize>,
-    snapshot: SnapshotPolicy,
-    writer: &mut Writer<W>,
-) -> Result<RecordSummary, Error> {
-    with_writer_thread(writer, |sink| {
-        trace(target, policy, pin_cpu, snapshot, sink)
-    })
-}
-
-fn trace(
-    target: &Target,
-    policy: DataPolicy,
-    pin_cpu: Option<usize>,
-    snapshot: SnapshotPolicy,
-    sink: &mut Sink<'_>,
-) -> Result<RecordSummary, Error> {
-    let _restore = SavedState::save();
-    clear_stop_request();
-    if let Some(cpu) = pin_cpu {
-        pin(cpu);
-    }
-    let started = Instant::now();
-    let mut t = Tracer {
-        sink,
-        policy,
-        tasks: HashMap::new(),
-        next_seq: 1,
-        root: None,
-        root_status: None,
-        own_sigcont: None,
-        detaching: false,
-        last_flush: Instant::now(),
-        summary: RecordSummary::default(),
-        counts: CaptureCounts::default(),
-        snap: Snapshotter::new(snapshot).map_err(Error::Ptrace)?,
-        shared: SharedMappings::default(),
-    };
-    match target {
-        Target::Spawn { program, argv, env } => t.spawn(program, argv, env)?,
-        Target::Attach { pids } => t.attach(pids)?,
-    }
-    install_handler(libc::SIGALRM, on_alarm);
-    arm_flush_timer();
-    let result = t.event_loop();
-    disarm_flush_timer();
-    result?;
-    t.write_manifest()?;
-    t.summary.root_status = t.root_status;
-    t.summary.captures = t.counts;
-    t.summary.duration = started.elapsed();
-    Ok(t.summary)
-}
-
-/// Keeps the tracer (and, through inheritance, a spawned command with all
-/// its processes and threads) on one CPU: a stop then wakes the other side
-/// without a cross-CPU interrupt, the largest single cost on virtual
-/// machines. Threads are kept there too: let free, db_bench's took four
-/// times as long (BENCHMARKS.md).
-fn pin(cpu: usize) {
-    // SAFETY: a zeroed cpu_set_t is an empty set; the calls only touch it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
-}
-
-impl Tracer<'_, '_> {
-    fn seq(&mut self) -> u64 {
-        let s = self.next_seq;
-        self.next_seq += 1;
-        s
+impl<'s, 'q> Shared<'s, 'q> {
+    fn seq(&self) -> u64 {
+        self.next_seq.fetch_add(1, Ordering::Relaxed)
     }
 
-    fn write(&mut self, r: Record) -> Result<(), Error> {
-        self.sink.record(r)
-    }
-
-    /// Records what `path` looked like before the trace first touched it.
-    fn snapshot(&mut self, path: &[u8], need: Need) -> Result<(), Error> {
-        self.write_states(|snap, seq, out| snap.touch(path, need, seq, now_ns(), out))
-    }
-
-    /// Writes the final state of every path the trace touched.
-    fn write_manifest(&mut self) -> Result<(), Error> {
-        self.write_states(|snap, seq, out| snap.manifest(seq, now_ns(), out))?;
-        self.summary.note_snapshots(&self.snap);
-        Ok(())
+    fn lock(&self) -> MutexGuard<'_, Common<'s, 'q>> {
+        // A tracer that panicked holding the lock cannot have left the
+        // sink in a state worse than a torn batch; keep recording.
+        self.common.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Runs one snapshotter step with the next sequence ids and writes the
     /// records it makes.
     fn write_states(
-        &mut self,
+        &self,
+        c: &mut Common<'_, '_>,
         step: impl FnOnce(&mut Snapshotter, &mut dyn FnMut() -> u64, &mut dyn FnMut(Record)),
     ) -> Result<(), Error> {
         let mut records = Vec::new();
-        let mut next = self.next_seq;
-        step(
-            &mut self.snap,
-            &mut || {
-                next += 1;
-                next - 1
-            },
-            &mut |r| records.push(r),
-        );
-        self.next_seq = next;
-        records.into_iter().try_for_each(|r| self.write(r))
+        step(&mut c.snap, &mut || self.seq(), &mut |r| records.push(r));
+        records.into_iter().try_for_each(|r| c.sink.record(r))
+    }
+
+    /// Posts `letter` to tracer `to` and wakes it, wherever it waits.
+    fn post(&self, to: usize, letter: Letter) {
+        let st = &self.stations[to];
+        if let Letter::Task { .. } = letter {
+            st.load.fetch_add(1, Ordering::Relaxed);
+        }
+        st.inbox
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(letter);
+        let _ = st
+            .posted_ns
+            .compare_exchange(0, now_ns(), Ordering::AcqRel, Ordering::Relaxed);
+        self.wake(to);
+    }
+
+    fn wake(&self, to: usize) {
+        if let Some((tid, thread)) = self.stations[to].thread.get() {
+            thread.unpark();
+            sys::nudge(*tid);
+        }
+    }
+
+    fn wake_others(&self, me: usize) {
+        (0..self.stations.len())
+            .filter(|&i| i != me)
+            .for_each(|i| self.wake(i));
+    }
+
+    /// Nudges again any tracer that left a letter unread for too long.
+    fn renudge(&self, me: usize) {
+        for (i, st) in self.stations.iter().enumerate() {
+            let at = st.posted_ns.load(Ordering::Acquire);
+            if i != me && at != 0 && now_ns().saturating_sub(at) > RENUDGE_AFTER_NS {
+                let _ = st.posted_ns.compare_exchange(
+                    at,
+                    now_ns(),
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                );
+                self.wake(i);
+            }
+        }
+    }
+
+    /// The tracer a new task of tracer `me` should go to: the least busy
+    /// one, if it is busier than `me` without that task.
+    fn lighter_than(&self, me: usize) -> Option<usize> {
+        let mine = self.stations[me]
+            .load
+            .load(Ordering::Relaxed)
+            .saturating_sub(1);
+        let (best, load) = self
+            .stations
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != me)
+            .map(|(i, st)| (i, st.load.load(Ordering::Relaxed)))
+            .min_by_key(|&(_, l)| l)?;
+        (load < mine).then_some(best)
+    }
+
+    /// One task fewer: the last one wakes every tracer to finish.
+    fn retire(&self, me: usize) {
+        self.stations[me].load.fetch_sub(1, Ordering::Relaxed);
+        if self.live.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.wake_others(me);
+        }
+    }
+
+    /// The first tracer has started the target: drop the token that kept
+    /// the others from finishing before it had.
+    fn retire_start(&self) {
+        if self.live.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.wake_others(0);
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.live.load(Ordering::Acquire) == 0 || self.failed.load(Ordering::Acquire)
+    }
+}
+
+/// Runs `target` under the recorder until every tracee has exited (or,
+/// for attached processes, until `SIGINT`/`SIGTERM` asks to detach), writing
+/// every event to `writer`. One tracer runs per CPU in `cpus`, pinned
+/// there; with none, one tracer runs wherever the scheduler puts it.
+pub(crate) fn run<W: Write + Send>(
+    target: &Target,
+    policy: DataPolicy,
+    cpus: &[usize],
+    snapshot: SnapshotPolicy,
+    writer: &mut Writer<W>,
+) -> Result<RecordSummary, Error> {
+    with_writer_thread(writer, |sink| trace(target, policy, cpus, snapshot, sink))
+}
+
+fn trace(
+    target: &Target,
+    policy: DataPolicy,
+    cpus: &[usize],
+    snapshot: SnapshotPolicy,
+    sink: &mut Sink<'_>,
+) -> Result<RecordSummary, Error> {
+    let _restore = SavedState::save();
+    clear_stop_request();
+    let started = Instant::now();
+    let placement: Vec<Option<usize>> = if cpus.is_empty() {
+        vec![None]
+    } else {
+        cpus.iter().copied().map(Some).collect()
+    };
+    let shared = Shared {
+        common: Mutex::new(Common {
+            sink,
+            summary: RecordSummary::default(),
+            snap: Snapshotter::new(snapshot).map_err(Error::Ptrace)?,
+            maps: SharedMappings::default(),
+            root: None,
+            root_status: None,
+            own_sigcont: None,
+            options: OPTIONS,
+        }),
+        policy,
+        next_seq: AtomicU64::new(1),
+        live: AtomicUsize::new(1),
+        failed: AtomicBool::new(false),
+        stations: placement
+            .iter()
+            .map(|&cpu| Station {
+                cpu,
+                load: AtomicUsize::new(0),
+                inbox: Mutex::new(Vec::new()),
+                posted_ns: AtomicU64::new(0),
+                thread: OnceLock::new(),
+            })
+            .collect(),
+    };
+    install_handler(libc::SIGALRM, on_alarm);
+    let counts = std::thread::scope(|scope| {
+        let others: Vec<_> = (1..shared.stations.len())
+            .map(|id| {
+                let shared = &shared;
+                std::thread::Builder::new()
+                    .name(format!("tracer-{id}"))
+                    .spawn_scoped(scope, move || Tracer::new(id, shared).run(|_| Ok(())))
+            })
+            .collect();
+        let mut result = Tracer::new(0, &shared).run(|t| match target {
+            Target::Spawn { program, argv, env } => t.spawn(program, argv, env),
+            Target::Attach { pids } => t.attach(pids),
+        });
+        for handle in others {
+            let joined = match handle {
+                Ok(h) => h.join().unwrap_or(Err(Error::WriterStopped)),
+                Err(e) => Err(Error::Spawn(e)),
+            };
+            result = match (result, joined) {
+                (Ok(a), Ok(b)) => Ok(a.plus(b)),
+                (Err(e), _) | (_, Err(e)) => Err(e),
+            };
+        }
+        result
+    });
+    let counts = counts?;
+    let mut c = shared.lock();
+    shared.write_states(&mut c, |snap, seq, out| snap.manifest(seq, now_ns(), out))?;
+    let c = &mut *c;
+    c.summary.note_snapshots(&c.snap);
+    let mut summary = std::mem::take(&mut c.summary);
+    summary.root_status = c.root_status;
+    summary.captures = counts;
+    summary.duration = started.elapsed();
+    Ok(summary)
+}
+
+/// One tracer thread: the tasks it traces and its loop.
+struct Tracer<'a, 's, 'q> {
+    id: usize,
+    shared: &'a Shared<'s, 'q>,
+    tasks: HashMap<i32, Task>,
+    counts: CaptureCounts,
+    detaching: bool,
+    last_flush: Instant,
+}
+
+impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
+    fn new(id: usize, shared: &'a Shared<'s, 'q>) -> Self {
+        Tracer {
+            id,
+            shared,
+            tasks: HashMap::new(),
+            counts: CaptureCounts::default(),
+            detaching: false,
+            last_flush: Instant::now(),
+        }
+    }
+
+    /// Pins this thread (and so what it spawns) to its CPU, runs `start`
+    /// (the first tracer starts or attaches to the target), then traces
+    /// until the recording ends.
+    fn run(
+        mut self,
+        start: impl FnOnce(&mut Self) -> Result<(), Error>,
+    ) -> Result<CaptureCounts, Error> {
+        if let Some(cpu) = self.shared.stations[self.id].cpu {
+            sys::pin(0, cpu);
+        }
+        let me = (sys::gettid(), std::thread::current());
+        let _ = self.shared.stations[self.id].thread.set(me);
+        let started = start(&mut self);
+        if self.id == 0 {
+            // The target is adopted (or failed to start): the count now
+            // holds its tasks alone.
+            self.shared.retire_start();
+        }
+        // Ticking only from here: a signal would cut short the wait in
+        // `spawn` for the command to stop before its exec.
+        let result = started
+            .and_then(|()| sys::Tick::start(TICK).map_err(Error::Ptrace))
+            .and_then(|_tick| self.event_loop());
+        if result.is_err() {
+            self.shared.failed.store(true, Ordering::Release);
+            self.shared.wake_others(self.id);
+        }
+        result.map(|()| self.counts)
+    }
+
+    fn write(&self, r: Record) -> Result<(), Error> {
+        self.shared.lock().sink.record(r)
     }
 
     /// Forks and execs the command stopped at its first instruction under
     /// the recorder.
     fn spawn(&mut self, program: &CString, argv: &[CString], env: &[CString]) -> Result<(), Error> {
         let pid = fork_stopped(program, argv, env, None)?;
-        sys::seize(pid, OPTIONS | libc::PTRACE_O_EXITKILL).map_err(Error::Ptrace)?;
-        self.root = Some(pid);
-        let seq = self.seq();
+        let options = OPTIONS | libc::PTRACE_O_EXITKILL;
+        sys::seize(pid, options).map_err(Error::Ptrace)?;
+        let seq = self.shared.seq();
         let start = spawned_start(pid, seq, program, argv, env)?;
+        {
+            let mut c = self.shared.lock();
+            c.options = options;
+            c.root = Some(pid);
+            c.own_sigcont = Some(pid);
+        }
         self.adopt(pid, start)?;
-        self.own_sigcont = Some(pid);
         // SAFETY: kill has no memory effects.
         unsafe { libc::kill(pid, libc::SIGCONT) };
         Ok(())
@@ -242,8 +453,8 @@ impl Tracer<'_, '_> {
                     Err(e) => return Err(Error::Attach(pid, e)),
                 }
                 let _ = sys::interrupt(tid);
-                if let Some(start) = process_start(tid, StartCause::Attached, self.seq(), now_ns())
-                {
+                let seq = self.shared.seq();
+                if let Some(start) = process_start(tid, StartCause::Attached, seq, now_ns()) {
                     self.adopt(tid, start)?;
                 }
             }
@@ -254,20 +465,17 @@ impl Tracer<'_, '_> {
     /// Starts following `tid` and records its start.
     fn adopt(&mut self, tid: i32, start: ProcessStart) -> Result<(), Error> {
         let tgid = start.tgid;
+        self.shared.live.fetch_add(1, Ordering::AcqRel);
+        self.shared.stations[self.id]
+            .load
+            .fetch_add(1, Ordering::Relaxed);
+        self.tasks.insert(tid, Task::new(tgid));
+        let mut c = self.shared.lock();
         if tgid == tid as u32 {
-            self.summary.processes += 1;
+            c.summary.processes += 1;
         }
-        self.summary.threads += 1;
-        self.tasks.insert(
-            tid,
-            Task {
-                tgid,
-                pending: None,
-                captures: Captures::default(),
-                superseded: None,
-            },
-        );
-        self.write(Record::ProcessStart(start))
+        c.summary.threads += 1;
+        c.sink.record(Record::ProcessStart(start))
     }
 
     /// First sight of a task created by a traced one.
@@ -275,7 +483,7 @@ impl Tracer<'_, '_> {
         if self.tasks.contains_key(&tid) {
             return Ok(());
         }
-        let seq = self.seq();
+        let seq = self.shared.seq();
         let start =
             process_start(tid, StartCause::Created, seq, now_ns()).unwrap_or(ProcessStart {
                 seq,
@@ -285,89 +493,284 @@ impl Tracer<'_, '_> {
                 cause: StartCause::Created,
                 ..ProcessStart::default()
             });
-        self.adopt(tid, start)
+        self.adopt(tid, start)?;
+        if let Some(task) = self.tasks.get_mut(&tid) {
+            task.fresh = true;
+        }
+        Ok(())
     }
 
     fn event_loop(&mut self) -> Result<(), Error> {
         loop {
+            self.read_mail()?;
             if stop_requested() && !self.detaching {
                 self.begin_detach();
+                self.shared.wake_others(self.id);
             }
-            if self.detaching && self.tasks.is_empty() {
+            if self.shared.done() {
                 return Ok(());
             }
+            self.shared.renudge(self.id);
             if self.last_flush.elapsed() >= FLUSH_EVERY {
-                self.sink.flush()?;
+                self.shared.lock().sink.flush()?;
                 self.last_flush = Instant::now();
             }
             let (pid, status) = match sys::wait_any() {
                 Ok(Some(x)) => x,
-                Ok(None) => return Ok(()),
+                Ok(None) => {
+                    // Nothing of this tracer's left to wait for: tasks it
+                    // still lists vanished unreported; then wait for mail
+                    // or the end.
+                    self.forget_all()?;
+                    std::thread::park_timeout(TICK);
+                    continue;
+                }
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
                 Err(e) => return Err(Error::Ptrace(e)),
             };
-            if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
-                self.on_exit(pid, status)?;
+            // A letter posted before this event happened is read first: a
+            // leader another tracer's exec replaced must be forgotten
+            // before the process's later exit reaches this tracer.
+            self.read_mail()?;
+            if self.id == 0 && !self.tasks.contains_key(&pid) && self.lock_root() == Some(pid) {
+                // The spawned command's leader, followed by another tracer
+                // since a thread of that tracer exec'd. The kernel reports
+                // it to its parent, this thread, as if to its tracer (they
+                // share a thread group): pass the report on.
+                self.forward(pid, status);
                 continue;
             }
-            if !libc::WIFSTOPPED(status) {
-                continue;
-            }
-            if !self.tasks.contains_key(&pid) {
-                self.adopt_created(pid)?;
-            }
-            let sig = libc::WSTOPSIG(status);
-            let event = status >> 16;
-            if self.detaching {
-                self.detach_one(pid, sig, event);
-                continue;
-            }
-            let resume_sig = if sig == libc::SIGTRAP | 0x80 {
-                self.on_syscall_stop(pid)?;
-                0
-            } else if event != 0 {
-                match event {
-                    libc::PTRACE_EVENT_FORK
-                    | libc::PTRACE_EVENT_VFORK
-                    | libc::PTRACE_EVENT_CLONE => {
-                        if let Ok(child) = sys::event_msg(pid) {
-                            self.adopt_created(child as i32)?;
-                        }
-                    }
-                    libc::PTRACE_EVENT_EXEC => self.on_exec(pid)?,
-                    libc::PTRACE_EVENT_STOP => {
-                        if matches!(
-                            sig,
-                            libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU
-                        ) {
-                            // A group-stop: stay stopped, but keep reporting.
-                            let _ = sys::listen(pid);
-                            continue;
-                        }
-                    }
-                    _ => {}
-                }
-                0
-            } else {
-                self.on_signal(pid, sig)?;
-                sig
-            };
-            // ESRCH: the tracee was killed meanwhile; its exit comes next.
-            let _ = sys::resume_syscall(pid, resume_sig);
+            self.on_report(pid, status)?;
         }
+    }
+
+    fn lock_root(&self) -> Option<i32> {
+        self.shared.lock().root
+    }
+
+    /// Passes a report about another tracer's task on to the others.
+    fn forward(&self, pid: i32, status: i32) {
+        (0..self.shared.stations.len())
+            .filter(|&i| i != self.id)
+            .for_each(|i| self.shared.post(i, Letter::Report { pid, status }));
+    }
+
+    /// Acts on one `waitpid` report of task `pid`.
+    fn on_report(&mut self, pid: i32, status: i32) -> Result<(), Error> {
+        if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
+            return self.on_exit(pid, status);
+        }
+        if !libc::WIFSTOPPED(status) {
+            return Ok(());
+        }
+        let sig = libc::WSTOPSIG(status);
+        let event = status >> 16;
+        if event == libc::PTRACE_EVENT_EXEC
+            && self.id == 0
+            && sys::event_msg(pid).is_err()
+            && self.lock_root() == Some(pid)
+        {
+            // The exec of a thread another tracer follows, reported to its
+            // parent: the leader this tracer followed is gone.
+            self.forget(pid)?;
+            self.forward(pid, status);
+            return Ok(());
+        }
+        if !self.tasks.contains_key(&pid) {
+            if event == libc::PTRACE_EVENT_EXEC {
+                // A thread of this tracer exec'd and took the id of a
+                // leader another tracer followed.
+                self.on_exec(pid)?;
+                let _ = sys::resume_syscall(pid, 0);
+                return Ok(());
+            }
+            self.adopt_created(pid)?;
+        }
+        let task = self.tasks.get_mut(&pid).expect("task adopted above");
+        let first_stop = std::mem::take(&mut task.fresh);
+        if let Some(parked) = task.restore.take() {
+            // Taken over from another tracer: undo the parking. The
+            // interrupted `pause` must not restart (orig_rax -1).
+            let regs = libc::user_regs_struct {
+                orig_rax: u64::MAX,
+                ..parked.regs
+            };
+            let _ = sys::set_regs(pid, &regs);
+            let _ = sys::set_sigmask(pid, parked.sigmask);
+        }
+        if self.detaching {
+            self.detach_one(pid, sig, event);
+            return Ok(());
+        }
+        let resume_sig = if sig == libc::SIGTRAP | 0x80 {
+            self.on_syscall_stop(pid)?;
+            0
+        } else if event != 0 {
+            match event {
+                libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK | libc::PTRACE_EVENT_CLONE => {
+                    if let Ok(child) = sys::event_msg(pid) {
+                        self.adopt_created(child as i32)?;
+                    }
+                }
+                libc::PTRACE_EVENT_EXEC => self.on_exec(pid)?,
+                libc::PTRACE_EVENT_STOP => {
+                    if matches!(
+                        sig,
+                        libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU
+                    ) {
+                        // A group-stop: stay stopped, but keep reporting.
+                        let _ = sys::listen(pid);
+                        return Ok(());
+                    }
+                    if first_stop && sig == libc::SIGTRAP {
+                        if let Some(to) = self.shared.lighter_than(self.id) {
+                            if self.hand_over(pid, to) {
+                                return Ok(());
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+            0
+        } else {
+            self.on_signal(pid, sig)?;
+            sig
+        };
+        // ESRCH: the tracee was killed meanwhile; its exit comes next.
+        let _ = sys::resume_syscall(pid, resume_sig);
+        Ok(())
+    }
+
+    /// Gives task `pid`, at the first stop of its life, to tracer `to`.
+    ///
+    /// A tracee changes tracer only by being detached and seized again,
+    /// and must not run untraced in between. So its registers are pointed
+    /// back at the `syscall` instruction it just returned from (the
+    /// `clone`, `fork` or `vfork` that created it) with the number of
+    /// `pause`, every signal is blocked, and it is detached: it sleeps in
+    /// `pause` until the other tracer seizes it and interrupts the sleep,
+    /// and restores its registers and signal mask at the stop that follows.
+    /// Returns false (and keeps the task) if any step fails before the
+    /// detach. Were the recorder killed in the microseconds between detach
+    /// and seize, the task would stay in `pause`; a spawned command is
+    /// killed whole then anyway.
+    fn hand_over(&mut self, pid: i32, to: usize) -> bool {
+        let Ok(regs) = sys::regs(pid) else {
+            return false;
+        };
+        let at = regs.rip.wrapping_sub(2);
+        if !sys::peek(pid, at).is_ok_and(|w| w & 0xffff == SYSCALL_INSN) {
+            return false;
+        }
+        let Ok(sigmask) = sys::sigmask(pid) else {
+            return false;
+        };
+        let parking = libc::user_regs_struct {
+            rax: libc::SYS_pause as u64,
+            rip: at,
+            ..regs
+        };
+        if sys::set_sigmask(pid, u64::MAX).is_err() {
+            return false;
+        }
+        if sys::set_regs(pid, &parking).is_err() || sys::detach(pid, 0).is_err() {
+            let _ = sys::set_sigmask(pid, sigmask);
+            let _ = sys::set_regs(pid, &regs);
+            return false;
+        }
+        let task = self.tasks.remove(&pid).expect("handed-over task exists");
+        self.shared.stations[self.id]
+            .load
+            .fetch_sub(1, Ordering::Relaxed);
+        let parked = Box::new(Parked { regs, sigmask });
+        self.shared.post(
+            to,
+            Letter::Task {
+                tid: pid,
+                tgid: task.tgid,
+                parked,
+            },
+        );
+        true
+    }
+
+    /// Takes the tasks and news other tracers sent.
+    fn read_mail(&mut self) -> Result<(), Error> {
+        let st = &self.shared.stations[self.id];
+        if st.posted_ns.load(Ordering::Acquire) == 0 {
+            return Ok(());
+        }
+        let letters = {
+            let mut inbox = st.inbox.lock().unwrap_or_else(|e| e.into_inner());
+            st.posted_ns.store(0, Ordering::Release);
+            std::mem::take(&mut *inbox)
+        };
+        let options = self.shared.lock().options;
+        for letter in letters {
+            match letter {
+                Letter::Task { tid, tgid, parked } => {
+                    if sys::seize(tid, options).is_err() {
+                        // Killed while parked: nothing more will be heard
+                        // of it.
+                        self.shared.retire(self.id);
+                        self.write_end(tgid, tid, ExitStatus::Detached)?;
+                        continue;
+                    }
+                    let _ = sys::interrupt(tid);
+                    if let Some(cpu) = st.cpu {
+                        sys::pin(tid, cpu);
+                    }
+                    let mut task = Task::new(tgid);
+                    task.restore = Some(*parked);
+                    self.tasks.insert(tid, task);
+                }
+                Letter::Vanished(tid) => self.forget(tid)?,
+                // For this tracer if it knows the task or is its tracer (an
+                // exec report may come before the task has its new id here).
+                Letter::Report { pid, status }
+                    if self.tasks.contains_key(&pid) || sys::event_msg(pid).is_ok() =>
+                {
+                    self.on_report(pid, status)?
+                }
+                Letter::Report { .. } => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Stops following `tid`, which the kernel will not report again (a
+    /// leader replaced by an exec'ing thread): a call it was inside is
+    /// recorded unfinished.
+    fn forget(&mut self, tid: i32) -> Result<(), Error> {
+        let Some(task) = self.tasks.remove(&tid) else {
+            return Ok(());
+        };
+        self.shared.retire(self.id);
+        if let Some(head) = &task.pending {
+            let mut c = self.shared.lock();
+            c.summary.unfinished += 1;
+            c.sink.call(head, &task.captures)?;
+        }
+        Ok(())
+    }
+
+    fn forget_all(&mut self) -> Result<(), Error> {
+        let tids: Vec<i32> = self.tasks.keys().copied().collect();
+        tids.into_iter().try_for_each(|tid| self.forget(tid))
     }
 
     fn on_syscall_stop(&mut self, pid: i32) -> Result<(), Error> {
         let Ok(info) = sys::syscall_info(pid) else {
             return Ok(());
         };
-        let policy = self.policy;
+        let policy = self.shared.policy;
+        let task = self
+            .tasks
+            .get_mut(&pid)
+            .expect("task adopted before dispatch");
         match info.op {
             OP_ENTRY => {
-                let task = self
-                    .tasks
-                    .get_mut(&pid)
-                    .expect("task adopted before dispatch");
                 let mut head = SyscallHead {
                     seq: 0,
                     tgid: task.tgid,
@@ -380,47 +783,54 @@ impl Tracer<'_, '_> {
                 task.captures.clear();
                 let mut touched = Vec::new();
                 if let Some(row) = catalogue::by_nr(head.nr) {
+                    // Only munmap and msync look at the shared mappings.
+                    let mapped = row
+                        .params()
+                        .iter()
+                        .any(|p| matches!(p.kind, Kind::Mapped { .. }));
+                    let shared = if mapped {
+                        self.shared.lock().maps.of(head.tgid).to_vec()
+                    } else {
+                        Vec::new()
+                    };
                     let view = CallView {
                         pid,
                         args: &head.args,
                         ret: None,
                         role: Role::Entry,
-                        shared: self.shared.of(head.tgid),
+                        shared: &shared,
                     };
                     capture(row, &view, policy, &mut task.captures, &mut self.counts);
                     let caps = &task.captures;
                     touched = touched_paths(pid, row, &head.args, |arg| caps.entry_bytes(arg));
                 }
-                // The state of each path before this call touches it: these
-                // records take smaller ids than the call itself.
-                for (path, need) in touched {
-                    self.snapshot(&path, need)?;
+                if !touched.is_empty() {
+                    // The state of each path before this call touches it:
+                    // these records take smaller ids than the call itself.
+                    let mut c = self.shared.lock();
+                    for (path, need) in touched {
+                        self.shared.write_states(&mut c, |snap, seq, out| {
+                            snap.touch(&path, need, seq, now_ns(), out)
+                        })?;
+                    }
                 }
-                head.seq = self.seq();
-                let task = self
-                    .tasks
-                    .get_mut(&pid)
-                    .expect("task adopted before dispatch");
+                head.seq = self.shared.seq();
                 task.pending = Some(head);
             }
             OP_EXIT => {
-                let task = self
-                    .tasks
-                    .get_mut(&pid)
-                    .expect("task adopted before dispatch");
                 let Some(mut head) = task.pending.take() else {
                     // The exit of a call already under way when we attached.
-                    self.summary.entered_before_attach += 1;
+                    self.shared.lock().summary.entered_before_attach += 1;
                     return Ok(());
                 };
-                let exit = SyscallExit {
-                    exit_ns: now_ns(),
+                let mut exit = SyscallExit {
+                    exit_ns: 0,
                     ret: info.rval(),
                     is_error: info.is_error(),
                 };
-                head.exit = Some(exit);
-                if let Some(row) = catalogue::by_nr(head.nr) {
-                    let ret = (!exit.is_error).then_some(exit.ret);
+                let row = catalogue::by_nr(head.nr);
+                let ret = (!exit.is_error).then_some(exit.ret);
+                if let Some(row) = row {
                     let view = CallView {
                         pid,
                         args: &head.args,
@@ -429,22 +839,22 @@ impl Tracer<'_, '_> {
                         shared: &[],
                     };
                     capture(row, &view, policy, &mut task.captures, &mut self.counts);
-                    if let Some(ret) = ret {
-                        self.shared
-                            .after_call(head.tgid, row.effect, &head.args, ret);
-                    }
                 }
-                self.write_syscall(pid, &head)?;
+                {
+                    let mut c = self.shared.lock();
+                    if let (Some(row), Some(ret)) = (row, ret) {
+                        c.maps.after_call(head.tgid, row.effect, &head.args, ret);
+                    }
+                    // Taken under the lock: the trace is in completion order.
+                    exit.exit_ns = now_ns();
+                    head.exit = Some(exit);
+                    c.sink.call(&head, &task.captures)?;
+                }
                 self.end_superseded(pid)?;
             }
             _ => {}
         }
         Ok(())
-    }
-
-    fn write_syscall(&mut self, pid: i32, head: &SyscallHead) -> Result<(), Error> {
-        let task = self.tasks.get(&pid).expect("task exists");
-        self.sink.call(head, &task.captures)
     }
 
     /// `execve` succeeded. If a non-leader thread called it, that thread
@@ -458,16 +868,25 @@ impl Tracer<'_, '_> {
         let former = former as i32;
         if let Some(task) = self.tasks.get(&former).or_else(|| self.tasks.get(&pid)) {
             let tgid = task.tgid;
-            self.summary.mappings_at_exit += self.shared.forget(tgid) as u64;
+            let mut c = self.shared.lock();
+            c.summary.mappings_at_exit += c.maps.forget(tgid) as u64;
         }
         if former != pid {
             if let Some(mut task) = self.tasks.remove(&former) {
                 task.superseded = Some(former);
-                if let Some(old) = self.tasks.insert(pid, task) {
-                    if let Some(head) = &old.pending {
-                        self.summary.unfinished += 1;
-                        self.sink.call(head, &old.captures)?;
+                match self.tasks.insert(pid, task) {
+                    Some(old) => {
+                        // The old leader was this tracer's: one task fewer.
+                        self.shared.retire(self.id);
+                        if let Some(head) = &old.pending {
+                            let mut c = self.shared.lock();
+                            c.summary.unfinished += 1;
+                            c.sink.call(head, &old.captures)?;
+                        }
                     }
+                    None => (0..self.shared.stations.len())
+                        .filter(|&i| i != self.id)
+                        .for_each(|i| self.shared.post(i, Letter::Vanished(pid))),
                 }
             }
         }
@@ -489,8 +908,9 @@ impl Tracer<'_, '_> {
     }
 
     fn on_signal(&mut self, pid: i32, sig: i32) -> Result<(), Error> {
-        if sig == libc::SIGCONT && self.own_sigcont == Some(pid) {
-            self.own_sigcont = None;
+        let mut c = self.shared.lock();
+        if sig == libc::SIGCONT && c.own_sigcont == Some(pid) {
+            c.own_sigcont = None;
             return Ok(());
         }
         let (code, sender) = match sys::siginfo(pid) {
@@ -500,8 +920,8 @@ impl Tracer<'_, '_> {
             Err(_) => (0, 0),
         };
         let tgid = self.tasks.get(&pid).map_or(pid as u32, |t| t.tgid);
-        let seq = self.seq();
-        self.write(Record::Signal(SignalDelivery {
+        let seq = self.shared.seq();
+        c.sink.record(Record::Signal(SignalDelivery {
             seq,
             time_ns: now_ns(),
             tgid,
@@ -518,29 +938,34 @@ impl Tracer<'_, '_> {
         let Some(task) = self.tasks.remove(&pid) else {
             return Ok(());
         };
-        if let Some(head) = &task.pending {
-            // exit and exit_group never return: that is not a loss.
-            if !matches!(catalogue::name_of(head.nr).as_ref(), "exit" | "exit_group") {
-                self.summary.unfinished += 1;
+        let how = exit_status(status);
+        {
+            let mut c = self.shared.lock();
+            if let Some(head) = &task.pending {
+                // exit and exit_group never return: that is not a loss.
+                if !matches!(catalogue::name_of(head.nr).as_ref(), "exit" | "exit_group") {
+                    c.summary.unfinished += 1;
+                }
+                c.sink.call(head, &task.captures)?;
             }
-            self.sink.call(head, &task.captures)?;
+            if c.root == Some(pid) {
+                c.root_status = Some(how);
+            }
+            if pid as u32 == task.tgid {
+                c.summary.mappings_at_exit += c.maps.forget(task.tgid) as u64;
+            }
         }
         if let Some(former) = task.superseded {
             self.write_end(task.tgid, former, ExitStatus::Superseded { by: pid as u32 })?;
         }
-        let how = exit_status(status);
-        if self.root == Some(pid) {
-            self.root_status = Some(how);
-        }
-        if pid as u32 == task.tgid {
-            self.summary.mappings_at_exit += self.shared.forget(task.tgid) as u64;
-        }
-        self.write_end(task.tgid, pid, how)
+        let ended = self.write_end(task.tgid, pid, how);
+        self.shared.retire(self.id);
+        ended
     }
 
     /// Records the end of task `tid`.
-    fn write_end(&mut self, tgid: u32, tid: i32, status: ExitStatus) -> Result<(), Error> {
-        let seq = self.seq();
+    fn write_end(&self, tgid: u32, tid: i32, status: ExitStatus) -> Result<(), Error> {
+        let seq = self.shared.seq();
         self.write(Record::ProcessExit(ProcessExit {
             seq,
             time_ns: now_ns(),
@@ -569,14 +994,16 @@ impl Tracer<'_, '_> {
         let _ = sys::detach(pid, pass);
         if let Some(task) = self.tasks.remove(&pid) {
             if let Some(head) = &task.pending {
-                self.summary.unfinished += 1;
-                let _ = self.sink.call(head, &task.captures);
+                let mut c = self.shared.lock();
+                c.summary.unfinished += 1;
+                let _ = c.sink.call(head, &task.captures);
             }
             if let Some(former) = task.superseded {
                 let _ =
                     self.write_end(task.tgid, former, ExitStatus::Superseded { by: pid as u32 });
             }
             let _ = self.write_end(task.tgid, pid, ExitStatus::Detached);
+            self.shared.retire(self.id);
         }
     }
 }

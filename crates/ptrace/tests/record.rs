@@ -126,6 +126,13 @@ impl Case {
     }
 }
 
+/// Two tracers, so every test also hands new threads and processes from
+/// one tracer to the other (on a one-CPU machine both share it).
+fn tracer_cpus() -> Vec<usize> {
+    let cpus = reanimator_ptrace::default_cpus();
+    vec![cpus[0], *cpus.last().expect("some CPU")]
+}
+
 /// Runs `record` on its own thread (it becomes the tracer) and fails the
 /// test when it has not returned after `timeout`.
 fn record_with_timeout(
@@ -141,8 +148,14 @@ fn record_with_timeout(
             let result = (|| -> Result<RecordSummary, String> {
                 let mut w = Writer::create(&trace, &TraceMeta::default(), WriterOptions::default())
                     .map_err(|e| e.to_string())?;
-                let summary = record(&target, policy, None, SnapshotPolicy::Contents, &mut w)
-                    .map_err(|e| e.to_string())?;
+                let summary = record(
+                    &target,
+                    policy,
+                    &tracer_cpus(),
+                    SnapshotPolicy::Contents,
+                    &mut w,
+                )
+                .map_err(|e| e.to_string())?;
                 w.finish().map_err(|e| e.to_string())?;
                 Ok(summary)
             })();
@@ -1246,6 +1259,27 @@ fn threads_each_call_and_byte() {
             .filter(|r| r.tid() == tid)
             .all(|r| r.tgid() == root));
         assert_eq!(t.exit_of(tid).status, ExitStatus::Exited(0));
+    }
+    // Two tracers on two CPUs: new threads go to the less busy one and run
+    // on its CPU (the first always: the second tracer has nothing yet).
+    let [one_cpu, other_cpu] = tracer_cpus()[..] else {
+        panic!("two tracers")
+    };
+    if one_cpu == other_cpu {
+        eprintln!("NOTE: one CPU only: threads handed to the second tracer stay on it; placement not checked");
+    } else {
+        let masks: Vec<u64> = (0..THREADS)
+            .map(|n| rep.int(&format!("cpus{n}")) as u64)
+            .collect();
+        let (one, other) = (1u64 << one_cpu, 1u64 << other_cpu);
+        assert!(
+            masks.iter().all(|&m| m == one || m == other),
+            "every thread runs on one tracer's CPU: {masks:x?}"
+        );
+        assert!(
+            masks.contains(&other),
+            "a thread was handed to the second tracer: {masks:x?}"
+        );
     }
     // The file holds every pattern.
     let file = std::fs::read(case.work().join("t.dat")).expect("t.dat");
@@ -2436,7 +2470,7 @@ fn spawn_and_attach_errors() {
             pids: vec![i32::MAX],
         },
         DataPolicy::All,
-        None,
+        &[],
         SnapshotPolicy::Contents,
         &mut w,
     )

@@ -68,6 +68,16 @@ pub struct CaptureCounts {
     pub unreadable: u64,
 }
 
+impl CaptureCounts {
+    /// The counts of two recorder threads together.
+    pub fn plus(self, other: CaptureCounts) -> CaptureCounts {
+        CaptureCounts {
+            truncated: self.truncated + other.truncated,
+            unreadable: self.unreadable + other.unreadable,
+        }
+    }
+}
+
 impl Captures {
     /// The bytes of argument `arg` read completely at entry (a path
     /// name, for the initial-state snapshot).

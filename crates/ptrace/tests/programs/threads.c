@@ -1,6 +1,7 @@
 /* Four threads, each doing 1000 pwrite64 calls of 4 KiB with its own
  * patterns: thread t, call i writes fill(4096, t * 100000 + i + 1000) at
- * offset (t * 1000 + i) * 4096. */
+ * offset (t * 1000 + i) * 4096. Each reports the CPUs it may run on
+ * (the recorder places threads), as the first word of its mask. */
 #include "common.h"
 #include <pthread.h>
 
@@ -9,11 +10,13 @@
 
 static long fd;
 static long tids[THREADS];
+static unsigned long cpus[THREADS];
 
 static void *worker(void *arg)
 {
     long t = (long)arg;
     tids[t] = SYS0(SYS_gettid);
+    check(SYS3(SYS_sched_getaffinity, 0, sizeof cpus[t], &cpus[t]) > 0, "sched_getaffinity");
     static unsigned char bufs[THREADS][4096];
     unsigned char *buf = bufs[t];
     for (long i = 0; i < CALLS; i++) {
@@ -38,5 +41,7 @@ int main(int argc, char **argv)
         check(pthread_join(th[t], NULL) == 0, "pthread_join");
     for (long t = 0; t < THREADS; t++)
         rep("tid%ld %ld", t, tids[t]);
+    for (long t = 0; t < THREADS; t++)
+        rep("cpus%ld %lu", t, cpus[t]);
     return 0;
 }
