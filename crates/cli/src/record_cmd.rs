@@ -53,10 +53,10 @@ pub struct RecordArgs {
     /// (default: every CPU the recorder may use, the one it starts on
     /// first). Each traced thread and process runs on the CPU of the tracer
     /// that follows it, new ones going to the least busy tracer: a stop
-    /// then wakes the other side on the same core, which is much cheaper.
-    /// `--cpu 0` traces everything from one CPU. `none` lets the scheduler
-    /// place one tracer and the command: better for a program whose
-    /// threads mostly compute (xz -T2: 1.6x faster).
+    /// then wakes the other side on the same core, which is much cheaper,
+    /// and a program's threads still spread over the CPUs (xz -T2 runs as
+    /// fast as untraced; with `--cpu 0`, one tracer, 1.6x slower). `none`
+    /// runs one unpinned tracer and lets the scheduler place everything.
     #[arg(long, value_name = "CPU[,CPU...]|none")]
     pub cpu: Option<String>,
     /// Initial file-system state stored for replay: `contents` (metadata
@@ -193,6 +193,14 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
                 format!("--cpu {list}: expected CPU numbers separated by commas, or `none`")
             })?,
     };
+    let usable = reanimator_ptrace::default_cpus();
+    if let Some(cpu) = cpus.iter().find(|c| !usable.contains(c)) {
+        let usable: Vec<String> = usable.iter().map(|c| c.to_string()).collect();
+        bail!(
+            "--cpu: CPU {cpu} is not one this process may run on (it may use {})",
+            usable.join(",")
+        );
+    }
     let backend = match args.backend {
         Backend::Auto => match reanimator_ebpf::unavailable() {
             None => Backend::Ebpf,

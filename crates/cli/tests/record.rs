@@ -121,6 +121,13 @@ fn bad_commands_get_clear_errors_and_no_trace() {
     let out = record(dir.path(), &["-p", "999999999"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("999999999"));
+    let out = record(dir.path(), &["--cpu", "4095", "--", "true"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("CPU 4095 is not one this process may run on"));
+    let out = record(dir.path(), &["--cpu", "0,x", "--", "true"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("expected CPU numbers"));
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
         0,

@@ -19,11 +19,16 @@ fn record_and_replay(tmp: &Path, work: &Path, argv: &[&str]) -> String {
 
 /// Records `argv` in `work` into a trace under `tmp`.
 fn record(tmp: &Path, work: &Path, argv: &[&str]) -> PathBuf {
+    record_with(tmp, work, "auto", argv)
+}
+
+/// Records with `--backend backend`.
+fn record_with(tmp: &Path, work: &Path, backend: &str, argv: &[&str]) -> PathBuf {
     let trace = tmp.join("t.rtr");
     let _ = std::fs::remove_file(&trace);
     let rec = Command::new(bin())
         .current_dir(work)
-        .args(["record", "-o"])
+        .args(["record", "--backend", backend, "-o"])
         .arg(&trace)
         .arg("--")
         .args(argv)
@@ -104,13 +109,15 @@ fn every_recorder_test_program_replays_clean() {
         "thread_exec",
     ] {
         let exe = build(tmp.path(), name);
-        let work = tmp.path().join(format!("work-{name}"));
-        std::fs::create_dir_all(&work).unwrap();
-        record_and_replay(
-            tmp.path(),
-            &work,
-            &[exe.to_str().unwrap(), work.to_str().unwrap()],
-        );
+        // ptrace (one tracer per CPU, threads and processes spread over
+        // them) and the default back end (eBPF when root).
+        for backend in ["ptrace", "auto"] {
+            let work = tmp.path().join(format!("work-{name}-{backend}"));
+            std::fs::create_dir_all(&work).unwrap();
+            let argv = [exe.to_str().unwrap(), work.to_str().unwrap()];
+            let trace = record_with(tmp.path(), &work, backend, &argv);
+            replay_clean(tmp.path(), &trace, &[]);
+        }
     }
 }
 
