@@ -346,3 +346,34 @@ fn a_killed_ebpf_recorder_leaves_an_attached_process_running() {
         written() > before + (64 << 20)
     });
 }
+
+/// A ptrace recording whose command sits idle still writes what it has
+/// recorded within about a second, so a trace of a program that hangs (or
+/// a recorder killed later) holds its calls so far.
+#[test]
+fn an_idle_ptrace_recording_is_flushed_while_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.rtr");
+    let mut recorder = KillOnDrop(
+        Command::new(env!("CARGO_BIN_EXE_reanimator"))
+            .current_dir(dir.path())
+            .args(["record", "--backend", "ptrace", "-o", "t.rtr", "--"])
+            .args(["sh", "-c", "echo hello > marker; exec sleep 60"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("reanimator runs"),
+    );
+    wait_for("the recorded calls to reach the trace file", || {
+        let dump = Command::new(env!("CARGO_BIN_EXE_reanimator"))
+            .arg("dump")
+            .arg(&trace)
+            .output()
+            .expect("run reanimator dump");
+        String::from_utf8_lossy(&dump.stdout).contains("\"marker\"")
+    });
+    assert!(
+        recorder.0.try_wait().unwrap().is_none(),
+        "the recording is still running"
+    );
+}
