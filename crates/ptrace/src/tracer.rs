@@ -656,6 +656,11 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
     /// and seize, the task would stay in `pause`; a spawned command is
     /// killed whole then anyway.
     fn hand_over(&mut self, pid: i32, to: usize) -> bool {
+        // A seccomp filter might refuse `pause`, and the task would run
+        // on untraced: such tasks stay.
+        if !without_seccomp(pid) {
+            return false;
+        }
         let Ok(regs) = sys::regs(pid) else {
             return false;
         };
@@ -1006,4 +1011,14 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             self.shared.retire(self.id);
         }
     }
+}
+
+/// Whether task `tid` runs without a seccomp filter (`/proc` says so).
+fn without_seccomp(tid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{tid}/status")).is_ok_and(|status| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Seccomp:"))
+            .is_some_and(|mode| mode.trim() == "0")
+    })
 }

@@ -2002,6 +2002,21 @@ fn root_exit_status() {
 // Edge cases of process lifetimes
 // ---------------------------------------------------------------------
 
+/// A thread of a process whose seccomp filter refuses `pause` stays with
+/// its creator's tracer (moving it to the other would park it in `pause`),
+/// runs as it would untraced, and is recorded.
+#[test]
+fn a_thread_under_seccomp_is_recorded_and_runs_unharmed() {
+    let case = Case::new();
+    let (rec, rep) = case.run("seccomp");
+    let t = &rec.trace;
+    let tid = rep.int("tid") as u32;
+    assert_eq!(t.start_of(tid).cause, StartCause::Created);
+    assert_eq!(t.calls_by(libc::SYS_gettid, tid).len(), 1);
+    assert_eq!(t.exit_of(tid).status, ExitStatus::Exited(0));
+    assert_eq!(rec.summary.threads, 2);
+}
+
 /// A thread other than the leader calls execve while the leader is
 /// blocked in read: the exec ends the leader's read and the leader, and
 /// the execing thread continues under the process id.
