@@ -325,23 +325,30 @@ fn trace(
     };
     install_handler(libc::SIGALRM, on_alarm);
     let counts = std::thread::scope(|scope| {
-        let others: Vec<_> = (1..shared.stations.len())
-            .map(|id| {
-                let shared = &shared;
-                std::thread::Builder::new()
-                    .name(format!("tracer-{id}"))
-                    .spawn_scoped(scope, move || Tracer::new(id, shared).run(|_| Ok(())))
-            })
-            .collect();
+        let mut others = Vec::new();
+        for id in 1..shared.stations.len() {
+            let shared = &shared;
+            let spawned = std::thread::Builder::new()
+                .name(format!("tracer-{id}"))
+                .spawn_scoped(scope, move || Tracer::new(id, shared).run(|_| Ok(())));
+            match spawned {
+                Ok(handle) => others.push(handle),
+                Err(e) => {
+                    // Nothing is traced yet: stop the tracers already up.
+                    shared.failed.store(true, Ordering::Release);
+                    shared.wake_others(0);
+                    return Err(Error::Spawn(e));
+                }
+            }
+        }
         let mut result = Tracer::new(0, &shared).run(|t| match target {
             Target::Spawn { program, argv, env } => t.spawn(program, argv, env),
             Target::Attach { pids } => t.attach(pids),
         });
         for handle in others {
-            let joined = match handle {
-                Ok(h) => h.join().unwrap_or(Err(Error::WriterStopped)),
-                Err(e) => Err(Error::Spawn(e)),
-            };
+            // `run` catches panics, so join only fails on a panic in the
+            // thread's own teardown.
+            let joined = handle.join().unwrap_or_else(|_| Err(panicked()));
             result = match (result, joined) {
                 (Ok(a), Ok(b)) => Ok(a.plus(b)),
                 (Err(e), _) | (_, Err(e)) => Err(e),
@@ -395,17 +402,22 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
         }
         let me = (sys::gettid(), std::thread::current());
         let _ = self.shared.stations[self.id].thread.set(me);
-        let started = start(&mut self);
-        if self.id == 0 {
-            // The target is adopted (or failed to start): the count now
-            // holds its tasks alone.
-            self.shared.retire_start();
-        }
-        // Ticking only from here: a signal would cut short the wait in
-        // `spawn` for the command to stop before its exec.
-        let result = started
-            .and_then(|()| sys::Tick::start(TICK).map_err(Error::Ptrace))
-            .and_then(|_tick| self.event_loop());
+        // A tracer that stopped on a bug must stop the others too: they
+        // would wait for its tasks for ever.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let started = start(&mut self);
+            if self.id == 0 {
+                // The target is adopted (or failed to start): the count now
+                // holds its tasks alone.
+                self.shared.retire_start();
+            }
+            // Ticking only from here: a signal would cut short the wait in
+            // `spawn` for the command to stop before its exec.
+            started
+                .and_then(|()| sys::Tick::start(TICK).map_err(Error::Ptrace))
+                .and_then(|_tick| self.event_loop())
+        }))
+        .unwrap_or_else(|_| Err(panicked()));
         if result.is_err() {
             self.shared.failed.store(true, Ordering::Release);
             self.shared.wake_others(self.id);
@@ -1011,6 +1023,14 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             self.shared.retire(self.id);
         }
     }
+}
+
+/// The error of a tracer thread that panicked (the panic message is
+/// already on stderr).
+fn panicked() -> Error {
+    Error::Ptrace(std::io::Error::other(
+        "a tracer thread stopped on an internal error (see the message above)",
+    ))
 }
 
 /// Whether task `tid` runs without a seccomp filter (`/proc` says so).
