@@ -231,7 +231,11 @@ impl<'s, 'q> Shared<'s, 'q> {
     }
 
     /// The tracer a new task of tracer `me` should go to: the least busy
-    /// one, if it is busier than `me` without that task.
+    /// one, if it has at least two tasks fewer than `me` without the new
+    /// one. The creator is counted as if idle, since it often just waits
+    /// for what it created (a shell running commands one by one: moving
+    /// each one cost 12% there), so a second task is moved but not the
+    /// first: `sh -c 'a | b'` and two worker threads still spread.
     fn lighter_than(&self, me: usize) -> Option<usize> {
         let mine = self.stations[me]
             .load
@@ -244,7 +248,7 @@ impl<'s, 'q> Shared<'s, 'q> {
             .filter(|&(i, _)| i != me)
             .map(|(i, st)| (i, st.load.load(Ordering::Relaxed)))
             .min_by_key(|&(_, l)| l)?;
-        (load < mine).then_some(best)
+        (load + 1 < mine).then_some(best)
     }
 
     /// One task fewer: the last one wakes every tracer to finish.

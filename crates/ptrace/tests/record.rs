@@ -1261,7 +1261,8 @@ fn threads_each_call_and_byte() {
         assert_eq!(t.exit_of(tid).status, ExitStatus::Exited(0));
     }
     // Two tracers on two CPUs: new threads go to the less busy one and run
-    // on its CPU (the first always: the second tracer has nothing yet).
+    // on its CPU (the second always: the other tracer has nothing yet,
+    // while the first has the main thread and the first worker).
     let [one_cpu, other_cpu] = tracer_cpus()[..] else {
         panic!("two tracers")
     };
@@ -2002,19 +2003,21 @@ fn root_exit_status() {
 // Edge cases of process lifetimes
 // ---------------------------------------------------------------------
 
-/// A thread of a process whose seccomp filter refuses `pause` stays with
-/// its creator's tracer (moving it to the other would park it in `pause`),
-/// runs as it would untraced, and is recorded.
+/// Threads of a process whose seccomp filter refuses `pause` stay with
+/// their creator's tracer (moving one to the other would park it in
+/// `pause`), run as they would untraced, and are recorded.
 #[test]
-fn a_thread_under_seccomp_is_recorded_and_runs_unharmed() {
+fn threads_under_seccomp_are_recorded_and_run_unharmed() {
     let case = Case::new();
     let (rec, rep) = case.run("seccomp");
     let t = &rec.trace;
-    let tid = rep.int("tid") as u32;
-    assert_eq!(t.start_of(tid).cause, StartCause::Created);
-    assert_eq!(t.calls_by(libc::SYS_gettid, tid).len(), 1);
-    assert_eq!(t.exit_of(tid).status, ExitStatus::Exited(0));
-    assert_eq!(rec.summary.threads, 2);
+    for tid in rep.ints("tids") {
+        let tid = tid as u32;
+        assert_eq!(t.start_of(tid).cause, StartCause::Created);
+        assert_eq!(t.calls_by(libc::SYS_gettid, tid).len(), 1);
+        assert_eq!(t.exit_of(tid).status, ExitStatus::Exited(0));
+    }
+    assert_eq!(rec.summary.threads, 4);
 }
 
 /// A thread other than the leader calls execve while the leader is

@@ -1,8 +1,7 @@
 /* A process under a seccomp filter that refuses pause(2) with EPERM
- * creates a thread: the thread's calls are recorded and it runs as it
- * would untraced (the recorder cannot move such a thread to another
- * tracer, since that parks it in pause). Reports the thread's tid and
- * what it computed. */
+ * creates three threads that live at once: their calls are recorded and
+ * they run as they would untraced (the recorder cannot move such a thread
+ * to another tracer, since that parks it in pause). Reports their tids. */
 #include "common.h"
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -10,12 +9,15 @@
 #include <stddef.h>
 #include <sys/prctl.h>
 
-static long tid;
+#define THREADS 3
+
+static long tids[THREADS];
+static pthread_barrier_t all_up;
 
 static void *worker(void *arg)
 {
-    (void)arg;
-    tid = SYS0(SYS_gettid);
+    tids[(long)arg] = SYS0(SYS_gettid);
+    pthread_barrier_wait(&all_up);
     return (void *)42;
 }
 
@@ -32,11 +34,15 @@ int main(int argc, char **argv)
     struct sock_fprog prog = {.len = sizeof code / sizeof code[0], .filter = code};
     check(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "no_new_privs");
     check(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0, "seccomp");
-    pthread_t th;
-    void *ret = NULL;
-    check(pthread_create(&th, NULL, worker, NULL) == 0, "pthread_create");
-    check(pthread_join(th, &ret) == 0, "pthread_join");
-    check(ret == (void *)42, "the thread's result");
-    rep("tid %ld", tid);
+    check(pthread_barrier_init(&all_up, NULL, THREADS) == 0, "barrier");
+    pthread_t th[THREADS];
+    for (long t = 0; t < THREADS; t++)
+        check(pthread_create(&th[t], NULL, worker, (void *)t) == 0, "pthread_create");
+    for (long t = 0; t < THREADS; t++) {
+        void *ret = NULL;
+        check(pthread_join(th[t], &ret) == 0, "pthread_join");
+        check(ret == (void *)42, "the thread's result");
+    }
+    rep("tids %ld %ld %ld", tids[0], tids[1], tids[2]);
     return 0;
 }
