@@ -6,9 +6,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 mod common;
-use common::{bin, require, show};
+use common::{bin, output_within, require, show};
 
 /// Records `argv` in `work`, then replays into a fresh root and asserts a
 /// clean replay. Returns the replay's stderr.
@@ -48,14 +49,15 @@ fn record_with(tmp: &Path, work: &Path, backend: &str, argv: &[&str]) -> PathBuf
 fn replay_clean(tmp: &Path, trace: &Path, options: &[&str]) -> String {
     let root = tmp.join("root");
     let _ = std::fs::remove_dir_all(&root);
-    let rep = Command::new(bin())
-        .args(["replay"])
-        .arg(trace)
-        .arg("--root")
-        .arg(&root)
-        .args(options)
-        .output()
-        .expect("run reanimator replay");
+    let rep = output_within(
+        Command::new(bin())
+            .args(["replay"])
+            .arg(trace)
+            .arg("--root")
+            .arg(&root)
+            .args(options),
+        Duration::from_secs(300),
+    );
     let err = String::from_utf8_lossy(&rep.stderr).into_owned();
     assert!(
         rep.status.success() && err.contains(" 0 mismatches") && err.contains(", 0 differ"),
@@ -117,6 +119,10 @@ fn every_recorder_test_program_replays_clean() {
             let argv = [exe.to_str().unwrap(), work.to_str().unwrap()];
             let trace = record_with(tmp.path(), &work, backend, &argv);
             replay_clean(tmp.path(), &trace, &[]);
+            // Strict order on `threads` (16 MB of writes, twice the
+            // dispatcher's read-ahead room, while the main thread's join
+            // is unread until the end) once read one record per 200 ms.
+            replay_clean(tmp.path(), &trace, &["--order", "strict"]);
         }
     }
 }

@@ -328,7 +328,7 @@ impl Shared<'_> {
     /// Blocks the dispatcher while too much is in flight. If nothing
     /// completes for a while (every thread waits on something still
     /// unread) it reads ahead anyway: bounded memory never deadlocks.
-    fn acquire(&self, bytes: u64, outbox: &mut Outbox) {
+    fn acquire(&self, bytes: u64, max_seq: u64, outbox: &mut Outbox) {
         let mut f = lock(&self.in_flight);
         let mut last = self.progress.calls.load(Ordering::Relaxed);
         if f.0 >= MAX_IN_FLIGHT || f.1 >= MAX_IN_FLIGHT_BYTES {
@@ -337,16 +337,26 @@ impl Shared<'_> {
             outbox.flush();
             f = lock(&self.in_flight);
         }
+        let mut starved = false;
         while f.0 >= MAX_IN_FLIGHT || f.1 >= MAX_IN_FLIGHT_BYTES {
             f.2 = true;
+            // A short first wait tells a stall (every thread waits for
+            // something unread) from a busy moment.
+            let wait = if starved { 200 } else { 10 };
             f = self
                 .in_flight_cv
-                .wait_timeout(f, Duration::from_millis(200))
+                .wait_timeout(f, Duration::from_millis(wait))
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
             let now = self.progress.calls.load(Ordering::Relaxed);
             if now == last {
-                break;
+                if starved {
+                    break;
+                }
+                // Strict order may be waiting for an unread id: relieve it.
+                starved = true;
+                self.order.starve(max_seq);
+                continue;
             }
             last = now;
         }
@@ -434,6 +444,8 @@ pub fn replay(
             handles.push(scope.spawn(move || thread_main(shared, tid, rx)));
         };
         let mut next = first;
+        // The largest sequence id read so far (strict order's starvation).
+        let mut max_seq = 0u64;
         loop {
             let rec = match next.take() {
                 Some(r) => r,
@@ -454,6 +466,7 @@ pub fn replay(
                 .read_bytes
                 .store(reader.offset(), Ordering::Relaxed);
             let seq = rec.seq();
+            max_seq = max_seq.max(seq);
             match rec {
                 Record::Syscall(ev) => {
                     let row = catalogue::by_nr(ev.nr);
@@ -500,7 +513,7 @@ pub fn replay(
                         spawn(ev.tid, &mut queues);
                     }
                     let bytes: u64 = ev.captures.iter().map(|c| c.captured).sum();
-                    shared.acquire(bytes, &mut queues);
+                    shared.acquire(bytes, max_seq, &mut queues);
                     let exit_ns = ev.exit.map_or(u64::MAX, |x| x.exit_ns);
                     let io = commute_fds.observe(row, &ev);
                     let ticket = shared.order.dispatch(seq, ev.enter_ns, exit_ns, io);

@@ -90,6 +90,13 @@ struct State {
     /// or above it that passed early wait in `passed`.
     watermark: u64,
     passed: BTreeSet<u64>,
+    /// Strict: calls dispatched and not yet issued.
+    pending: BTreeSet<u64>,
+    /// Strict: the dispatcher ran out of read-ahead room while every
+    /// thread waited, for ids it has not read; until the watermark passes
+    /// this id, the oldest pending call may go despite unread ids before
+    /// it (see [`Order::starve`]).
+    starved_below: Option<u64>,
     /// Set when replay stops early: every waiter gives up.
     aborted: bool,
     /// Threads blocked in `wait_turn`: with none, finishing a call wakes
@@ -115,6 +122,8 @@ impl Order {
                 base: 0,
                 watermark: first_seq,
                 passed: BTreeSet::new(),
+                pending: BTreeSet::new(),
+                starved_below: None,
                 aborted: false,
                 waiters: 0,
             }),
@@ -134,6 +143,9 @@ impl Order {
         let mut s = lock(&self.state);
         let slot = s.base + s.ring.len() as u64;
         let io = io.filter(|_| self.policy == OrderPolicy::Commute);
+        if self.policy == OrderPolicy::Strict {
+            s.pending.insert(seq);
+        }
         s.ring.push_back(Slot {
             exit_ns,
             done: false,
@@ -158,6 +170,27 @@ impl Order {
         }
     }
 
+    /// Strict order when the dispatcher's read-ahead room is full and no
+    /// call finishes: every thread waits for a sequence id not read yet,
+    /// which (records come in completion order) belongs to a call that
+    /// entered before them and ended after every call read so far, so it
+    /// overlapped each of them. Strict order lets a call start once an
+    /// overlapping predecessor has started; an unread one cannot, so it
+    /// counts as started: read calls go on in sequence order, skipping
+    /// unread ids below `max_read`, until the watermark passes it. (A
+    /// 4-thread storm's main thread, blocked in `pthread_join` from the
+    /// start, is such a call; without this, replay read one more record
+    /// every 200 ms.)
+    pub fn starve(&self, max_read: u64) {
+        if self.policy == OrderPolicy::Strict {
+            let mut s = lock(&self.state);
+            if s.watermark < max_read {
+                s.starved_below = Some(max_read);
+                self.cv.notify_all();
+            }
+        }
+    }
+
     /// Strict order at the end of the trace: sequence ids never seen are
     /// passed so nobody waits for them.
     pub fn pass_all(&self) {
@@ -177,6 +210,9 @@ impl Order {
             s.watermark += 1;
             moved = true;
         }
+        if s.starved_below.is_some_and(|below| s.watermark >= below) {
+            s.starved_below = None;
+        }
         moved
     }
 
@@ -194,7 +230,11 @@ impl Order {
         match self.policy {
             OrderPolicy::Overlap => overlap(),
             OrderPolicy::Commute => Self::commute_ready(s, t, checked),
-            OrderPolicy::Strict => s.watermark >= t.seq && overlap(),
+            OrderPolicy::Strict => {
+                let turn = s.watermark >= t.seq
+                    || (s.starved_below.is_some() && s.pending.first() == Some(&t.seq));
+                turn && overlap()
+            }
         }
     }
 
@@ -209,11 +249,14 @@ impl Order {
             }
             let ready = self.ready(&s, t, &mut checked);
             if ready {
-                if self.policy == OrderPolicy::Strict
-                    && Self::pass_locked(&mut s, t.seq)
-                    && s.waiters > 0
-                {
-                    self.cv.notify_all();
+                if self.policy == OrderPolicy::Strict {
+                    s.pending.remove(&t.seq);
+                    // Under starvation the next pending call's turn comes
+                    // even when the watermark stays.
+                    let starved = s.starved_below.is_some();
+                    if (Self::pass_locked(&mut s, t.seq) || starved) && s.waiters > 0 {
+                        self.cv.notify_all();
+                    }
                 }
                 return true;
             }

@@ -674,8 +674,13 @@ int BPF_PROG(on_enter, struct pt_regs *regs, long id)
 	f->args[3] = regs->r10;
 	f->args[4] = regs->r8;
 	f->args[5] = regs->r9;
-	f->seq = __sync_fetch_and_add(&next_seq, 1);
+	/* The entry time first, the id after: whatever delays the second
+	 * (an interrupt, the host pausing this vCPU), the id is taken between
+	 * the call's entry and exit times, as the ptrace back end takes it, so
+	 * sequence order never contradicts "ended before began" (strict
+	 * replay would wait in a cycle). */
 	f->enter_ns = bpf_ktime_get_ns();
+	f->seq = __sync_fetch_and_add(&next_seq, 1);
 	f->active = 1;
 	struct pass p = { .seq = f->seq, .tid = f->tid, .exit = 0 };
 	for (int i = 0; i < 6; i++)
