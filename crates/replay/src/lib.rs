@@ -327,7 +327,9 @@ impl Shared<'_> {
 
     /// Blocks the dispatcher while too much is in flight. If nothing
     /// completes for a while (every thread waits on something still
-    /// unread) it reads ahead anyway: bounded memory never deadlocks.
+    /// unread), strict order is relieved first ([`Order::starve`], with
+    /// `max_seq` the largest id read), then it reads ahead anyway:
+    /// bounded memory never deadlocks.
     fn acquire(&self, bytes: u64, max_seq: u64, outbox: &mut Outbox) {
         let mut f = lock(&self.in_flight);
         let mut last = self.progress.calls.load(Ordering::Relaxed);
