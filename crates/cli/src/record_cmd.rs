@@ -182,8 +182,9 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
             Target::Attach { pids } => free_name(&format!("pid-{}", pids[0])),
         },
     };
+    let usable = reanimator_ptrace::default_cpus();
     let cpus = match args.cpu.as_deref() {
-        None => reanimator_ptrace::default_cpus(),
+        None => usable.clone(),
         Some("none") => Vec::new(),
         Some(list) => list
             .split(',')
@@ -193,7 +194,6 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
                 format!("--cpu {list}: expected CPU numbers separated by commas, or `none`")
             })?,
     };
-    let usable = reanimator_ptrace::default_cpus();
     if let Some(cpu) = cpus.iter().find(|c| !usable.contains(c)) {
         let usable: Vec<String> = usable.iter().map(|c| c.to_string()).collect();
         bail!(

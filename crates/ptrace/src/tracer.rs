@@ -548,27 +548,35 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             // leader another tracer's exec replaced must be forgotten
             // before the process's later exit reaches this tracer.
             self.read_mail()?;
-            if self.id == 0 && !self.tasks.contains_key(&pid) && self.lock_root() == Some(pid) {
-                // The spawned command's leader, followed by another tracer
-                // since a thread of that tracer exec'd. The kernel reports
-                // it to its parent, this thread, as if to its tracer (they
-                // share a thread group): pass the report on.
-                self.forward(pid, status);
+            if self.id == 0 && self.reported_to_parent(pid, status) {
+                // A leader this tracer followed until that exec is gone.
+                self.forget(pid)?;
+                self.tell_others(|| Letter::Report { pid, status });
                 continue;
             }
             self.on_report(pid, status)?;
         }
     }
 
-    fn lock_root(&self) -> Option<i32> {
-        self.shared.lock().root
+    /// Whether a report that reached the first tracer is about the
+    /// spawned command's leader while another tracer follows it: after a
+    /// thread of that tracer exec'd (the exec report included), the kernel
+    /// reports the leader to its parent, this thread, as if to its tracer,
+    /// since they share a thread group.
+    fn reported_to_parent(&self, pid: i32, status: i32) -> bool {
+        let exec_elsewhere = || {
+            libc::WIFSTOPPED(status)
+                && status >> 16 == libc::PTRACE_EVENT_EXEC
+                && sys::event_msg(pid).is_err()
+        };
+        (!self.tasks.contains_key(&pid) || exec_elsewhere()) && self.shared.lock().root == Some(pid)
     }
 
-    /// Passes a report about another tracer's task on to the others.
-    fn forward(&self, pid: i32, status: i32) {
+    /// Posts a letter to every other tracer.
+    fn tell_others(&self, letter: impl Fn() -> Letter) {
         (0..self.shared.stations.len())
             .filter(|&i| i != self.id)
-            .for_each(|i| self.shared.post(i, Letter::Report { pid, status }));
+            .for_each(|i| self.shared.post(i, letter()));
     }
 
     /// Acts on one `waitpid` report of task `pid`.
@@ -581,17 +589,6 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
         }
         let sig = libc::WSTOPSIG(status);
         let event = status >> 16;
-        if event == libc::PTRACE_EVENT_EXEC
-            && self.id == 0
-            && sys::event_msg(pid).is_err()
-            && self.lock_root() == Some(pid)
-        {
-            // The exec of a thread another tracer follows, reported to its
-            // parent: the leader this tracer followed is gone.
-            self.forget(pid)?;
-            self.forward(pid, status);
-            return Ok(());
-        }
         if !self.tasks.contains_key(&pid) {
             if event == libc::PTRACE_EVENT_EXEC {
                 // A thread of this tracer exec'd and took the id of a
@@ -768,12 +765,19 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             return Ok(());
         };
         self.shared.retire(self.id);
-        if let Some(head) = &task.pending {
-            let mut c = self.shared.lock();
-            c.summary.unfinished += 1;
-            c.sink.call(head, &task.captures)?;
+        self.write_unfinished(&task)
+    }
+
+    /// Records the call `task` was inside, if any, without an exit.
+    fn write_unfinished(&self, task: &Task) -> Result<(), Error> {
+        match &task.pending {
+            Some(head) => {
+                let mut c = self.shared.lock();
+                c.summary.unfinished += 1;
+                c.sink.call(head, &task.captures)
+            }
+            None => Ok(()),
         }
-        Ok(())
     }
 
     fn forget_all(&mut self) -> Result<(), Error> {
@@ -895,20 +899,13 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
         if former != pid {
             if let Some(mut task) = self.tasks.remove(&former) {
                 task.superseded = Some(former);
-                match self.tasks.insert(pid, task) {
-                    Some(old) => {
-                        // The old leader was this tracer's: one task fewer.
-                        self.shared.retire(self.id);
-                        if let Some(head) = &old.pending {
-                            let mut c = self.shared.lock();
-                            c.summary.unfinished += 1;
-                            c.sink.call(head, &old.captures)?;
-                        }
-                    }
-                    None => (0..self.shared.stations.len())
-                        .filter(|&i| i != self.id)
-                        .for_each(|i| self.shared.post(i, Letter::Vanished(pid))),
+                if self.tasks.contains_key(&pid) {
+                    self.forget(pid)?;
+                } else {
+                    // The old leader was another tracer's.
+                    self.tell_others(|| Letter::Vanished(pid));
                 }
+                self.tasks.insert(pid, task);
             }
         }
         Ok(())
@@ -1014,11 +1011,7 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
         };
         let _ = sys::detach(pid, pass);
         if let Some(task) = self.tasks.remove(&pid) {
-            if let Some(head) = &task.pending {
-                let mut c = self.shared.lock();
-                c.summary.unfinished += 1;
-                let _ = c.sink.call(head, &task.captures);
-            }
+            let _ = self.write_unfinished(&task);
             if let Some(former) = task.superseded {
                 let _ =
                     self.write_end(task.tgid, former, ExitStatus::Superseded { by: pid as u32 });
