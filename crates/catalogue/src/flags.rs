@@ -62,6 +62,8 @@ pub enum FlagSet {
     CloseRange,
     /// `RESOLVE_*` openat2 resolve flags.
     Resolve,
+    /// `ioctl` requests (`FICLONE`, `TCGETS`, ...).
+    Ioctl,
 }
 
 /// A decoding table: either a bit set (each entry one or more bits) or an

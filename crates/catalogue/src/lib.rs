@@ -321,6 +321,11 @@ pub enum Effect {
     Spawn(u64),
     /// May receive descriptors from another process (`SCM_RIGHTS`).
     ReceiveFds,
+    /// Makes the file of its first descriptor share the bytes of the file
+    /// of its second (`ioctl(FICLONE)`, which `cp` issues on XFS and
+    /// btrfs). Nothing of those bytes passes through the call, so replay
+    /// copies them where its file system cannot share them.
+    Clone,
 }
 
 /// A set of [`Group`] bits.
@@ -355,6 +360,11 @@ impl Group {
     /// is not followed (lstat, unlink, mkdir, rename). Calls with an `AT_*`
     /// flags argument say it per call with `AT_SYMLINK_NOFOLLOW` instead.
     pub const NOFOLLOW: Groups = 1 << 10;
+    /// Asynchronous I/O (Linux AIO, io_uring): the reads and writes it
+    /// submits live in memory the call does not describe, so no recorder
+    /// captures them and replay cannot reproduce them. Recording and
+    /// replay count such calls and say so.
+    pub const AIO: Groups = 1 << 11;
 
     /// Every group with the name used on the command line.
     pub const NAMES: &'static [(&'static str, Groups)] = &[
@@ -369,6 +379,7 @@ impl Group {
         ("clock", Self::CLOCK),
         ("stat", Self::STAT),
         ("nofollow", Self::NOFOLLOW),
+        ("aio", Self::AIO),
     ];
 }
 
@@ -618,6 +629,31 @@ pub fn by_nr(nr: u32) -> Option<&'static Syscall> {
         Some(&i) if i != u16::MAX => Some(&table::TABLE[i as usize]),
         _ => None,
     }
+}
+
+/// `FICLONE`, the `ioctl` request that makes one file share another's
+/// bytes.
+pub const FICLONE: u64 = 0x4004_9409;
+
+/// The row for one call with arguments `args`: for an `ioctl` whose
+/// request the catalogue knows, that request's row (its arguments shown
+/// and replayed as what they are), else [`by_nr`]'s row. Whatever shows,
+/// replays or analyses a call asks this; the recorders may ask
+/// [`by_nr`], since request rows capture nothing more.
+pub fn by_call(nr: u32, args: &[u64; 6]) -> Option<&'static Syscall> {
+    // The kernel takes the request as a 32-bit `unsigned int`.
+    let request = u64::from(args[1] as u32);
+    table::IOCTLS
+        .iter()
+        .find(|(req, row)| row.nr == nr && *req == request)
+        .map(|(_, row)| row)
+        .or_else(|| by_nr(nr))
+}
+
+/// The rows of the `ioctl` requests the catalogue knows, as
+/// `(request, row)`.
+pub fn ioctl_requests() -> &'static [(u64, Syscall)] {
+    table::IOCTLS
 }
 
 /// The row for the syscall called `name`, if the catalogue knows it.

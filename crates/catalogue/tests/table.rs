@@ -2,7 +2,8 @@
 //! and flag decoding.
 
 use reanimator_catalogue::{
-    all, by_name, by_nr, Effect, FlagSet, Group, Kind, Len, Replay, StructType,
+    all, by_call, by_name, by_nr, ioctl_requests, Effect, FlagSet, Group, Kind, Len, Replay,
+    StructType, FICLONE,
 };
 
 /// Every syscall libc knows on x86_64, with its number.
@@ -708,7 +709,7 @@ fn effects_have_the_arguments_their_followers_read() {
             }
         )
     };
-    for s in all() {
+    for s in all().iter().chain(ioctl_requests().iter().map(|(_, r)| r)) {
         let kinds: Vec<Kind> = s.params().iter().map(|p| p.kind).collect();
         let has = |k: Kind| kinds.contains(&k);
         let ok = match s.effect {
@@ -723,6 +724,7 @@ fn effects_have_the_arguments_their_followers_read() {
             Effect::Unmap | Effect::Sync => matches!(kinds.first(), Some(Kind::Mapped { .. })),
             Effect::Remap | Effect::Umask | Effect::Exec => !kinds.is_empty(),
             Effect::Chdir => kinds == [Kind::Path] || kinds == [Kind::Fd],
+            Effect::Clone => kinds.first() == Some(&Kind::Fd) && kinds.last() == Some(&Kind::Fd),
             Effect::Spawn(implied) => {
                 kinds.is_empty()
                     || has(Kind::Flags(FlagSet::Clone)) && implied == 0
@@ -863,6 +865,7 @@ fn every_flag_table_is_usable() {
         FlagSet::Splice,
         FlagSet::CloseRange,
         FlagSet::Resolve,
+        FlagSet::Ioctl,
     ];
     let mut names: Vec<&str> = sets.iter().map(|s| s.name()).collect();
     names.sort_unstable();
@@ -948,4 +951,66 @@ fn calls_on_directory_entries_do_not_follow_final_links() {
     }
     // A symlink's target is text, never resolved.
     assert_eq!(by_name("symlink").unwrap().params()[0].kind, Kind::Str);
+}
+
+/// An `ioctl` request row shows and replays its arguments as what they
+/// are, but the recorders capture by call number alone: a request row
+/// must name no memory the generic row does not.
+#[test]
+fn ioctl_request_rows_refine_without_capturing_more() {
+    let generic = by_name("ioctl").unwrap();
+    let memory = |k: Kind| {
+        matches!(
+            k,
+            Kind::Path
+                | Kind::Str
+                | Kind::StrArray
+                | Kind::Buf { .. }
+                | Kind::Struct { .. }
+                | Kind::IoVec { .. }
+                | Kind::MsgHdr { .. }
+                | Kind::Mapped { .. }
+        )
+    };
+    assert!(!ioctl_requests().is_empty());
+    for (request, row) in ioctl_requests() {
+        assert_eq!((row.nr, row.name), (generic.nr, generic.name));
+        assert_eq!(row.params().len(), generic.params().len(), "{row}");
+        for (p, g) in row.params().iter().zip(generic.params()) {
+            assert!(!memory(p.kind) || memory(g.kind), "{row}: {}", p.name);
+        }
+        let args = [3, *request, 4, 0, 0, 0];
+        assert!(std::ptr::eq(by_call(16, &args).unwrap(), row));
+        // The kernel reads the request as 32 bits.
+        let high = [3, *request | 0xffff_ffff_0000_0000, 4, 0, 0, 0];
+        assert!(std::ptr::eq(by_call(16, &high).unwrap(), row));
+    }
+    let clone = by_call(16, &[3, FICLONE, 4, 0, 0, 0]).unwrap();
+    assert_eq!(clone.effect, Effect::Clone);
+    assert_eq!(clone.replay, Replay::Execute);
+    assert!(std::ptr::eq(
+        by_call(16, &[1, 0x5401, 0, 0, 0, 0]).unwrap(),
+        generic
+    ));
+    assert!(std::ptr::eq(
+        by_call(0, &[0; 6]).unwrap(),
+        by_name("read").unwrap()
+    ));
+    assert_eq!(FlagSet::Ioctl.decode(FICLONE), "FICLONE");
+}
+
+#[test]
+fn asynchronous_io_calls_are_one_group() {
+    for n in [
+        "io_setup",
+        "io_submit",
+        "io_getevents",
+        "io_uring_setup",
+        "io_uring_enter",
+    ] {
+        assert!(by_name(n).unwrap().in_groups(Group::AIO), "{n}");
+    }
+    for n in ["read", "pwrite64", "ioctl", "preadv2"] {
+        assert!(!by_name(n).unwrap().in_groups(Group::AIO), "{n}");
+    }
 }

@@ -344,6 +344,106 @@ fn fio_with_several_jobs() {
     }
 }
 
+/// An XFS image mounted on a loop device for one test, unmounted when
+/// dropped.
+struct XfsMount(PathBuf);
+
+impl XfsMount {
+    /// Makes a 320 MiB (sparse) XFS image in `dir` and mounts it. Needs
+    /// root and xfsprogs; CI has both.
+    fn new(dir: &Path) -> XfsMount {
+        require("mkfs.xfs");
+        // SAFETY: geteuid cannot fail.
+        assert_eq!(
+            unsafe { libc::geteuid() },
+            0,
+            "this test mounts an XFS image on a loop device and needs root (CI runs as root)"
+        );
+        let img = dir.join("xfs.img");
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(320 << 20)
+            .unwrap();
+        let mk = Command::new("mkfs.xfs")
+            .arg("-q")
+            .arg(&img)
+            .output()
+            .unwrap();
+        assert!(mk.status.success(), "mkfs.xfs: {}", show(&mk));
+        let mnt = dir.join("xfs");
+        std::fs::create_dir_all(&mnt).unwrap();
+        let m = Command::new("mount")
+            .args(["-o", "loop"])
+            .arg(&img)
+            .arg(&mnt)
+            .output()
+            .unwrap();
+        assert!(m.status.success(), "mount: {}", show(&m));
+        XfsMount(mnt)
+    }
+}
+
+impl Drop for XfsMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// `cp` on XFS (and btrfs) clones a file with `ioctl(FICLONE)`: none of
+/// its bytes pass through a system call. Replayed onto ext4 the clone
+/// becomes a copy, onto XFS a clone again; either way the file ends up
+/// byte for byte as recorded (it stayed empty in replay before).
+#[test]
+fn cp_on_xfs_clones_and_replays_onto_any_file_system() {
+    let tmp = tempfile::tempdir().unwrap();
+    let xfs = XfsMount::new(tmp.path());
+    let work = xfs.0.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let data: Vec<u8> = (0..3_000_001u32)
+        .map(|i| (i * 7 + i / 4096) as u8)
+        .collect();
+    std::fs::write(work.join("src.bin"), &data).unwrap();
+    for backend in ["ptrace", "auto"] {
+        let _ = std::fs::remove_file(work.join("dst.bin"));
+        let trace = record_with(tmp.path(), &work, backend, &["cp", "src.bin", "dst.bin"]);
+        let dump = Command::new(bin())
+            .arg("dump")
+            .arg(&trace)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&dump.stdout);
+        assert!(
+            text.lines()
+                .any(|l| l.contains("ioctl(") && l.contains(", FICLONE, ") && l.contains(") = 0")),
+            "{backend}: cp did not clone on XFS:\n{text}"
+        );
+        // Onto ext4 (the temporary directory): copied.
+        replay_clean(tmp.path(), &trace, &[]);
+        let replayed = tmp
+            .path()
+            .join("root")
+            .join(work.strip_prefix("/").unwrap());
+        assert_eq!(std::fs::read(replayed.join("dst.bin")).unwrap(), data);
+        // Onto XFS: cloned.
+        let root = xfs.0.join("root");
+        let _ = std::fs::remove_dir_all(&root);
+        let rep = output_within(
+            Command::new(bin())
+                .arg("replay")
+                .arg(&trace)
+                .arg("--root")
+                .arg(&root),
+            Duration::from_secs(300),
+        );
+        let err = String::from_utf8_lossy(&rep.stderr);
+        assert!(
+            rep.status.success() && err.contains(" 0 mismatches") && err.contains(", 0 differ"),
+            "{backend}: replay onto XFS: {}",
+            show(&rep)
+        );
+    }
+}
+
 #[test]
 fn threads_writing_disjoint_ranges_replay_clean_in_commute_order() {
     let tmp = tempfile::tempdir().unwrap();

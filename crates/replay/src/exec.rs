@@ -792,6 +792,7 @@ impl Thread<'_> {
                 Outcome::Simulated(verify::ret(Ret::Int, expected, got))
             }
             Effect::Fcntl => return self.fcntl(ev),
+            Effect::Clone => self.clone_file(ev, row),
             Effect::Pipe => {
                 let flags = row
                     .param_of(Kind::Flags(FlagSet::Cloexec))
@@ -874,6 +875,43 @@ impl Thread<'_> {
             }
             _ => return None,
         })
+    }
+
+    /// `ioctl(FICLONE)`: the first descriptor's file takes the bytes of
+    /// the last one's. Issued as recorded; where the replay file system
+    /// cannot share extents (ext4, tmpfs: `EOPNOTSUPP`) the bytes are
+    /// copied instead, which leaves the same contents. A clone that failed
+    /// in the recording changed nothing and is not issued.
+    fn clone_file(&mut self, ev: &SyscallEvent, row: &'static Syscall) -> Outcome {
+        let expected = Self::expected(ev);
+        if expected < 0 {
+            return Outcome::Simulated(None);
+        }
+        let last = row.params().len() - 1;
+        let mut real = Vec::with_capacity(2);
+        for i in [0, last] {
+            match self.proc.entry(ev.args[i] as i32) {
+                Some(FdEntry {
+                    target: Target::Real(fd),
+                    ..
+                }) => real.push(fd),
+                Some(_) => return self.simulate(ev, row),
+                None => {
+                    let got = -i64::from(libc::EBADF);
+                    return Outcome::Executed(verify::ret(row.ret, expected, got));
+                }
+            }
+        }
+        let (dst, src) = (&real[0], &real[1]);
+        let mut a = ev.args;
+        a[0] = dst.as_raw_fd() as u64;
+        a[last] = src.as_raw_fd() as u64;
+        let mut got = raw_syscall(ev.nr, &a);
+        let unshareable = [libc::EOPNOTSUPP, libc::EXDEV, libc::EINVAL, libc::ENOTTY];
+        if unshareable.iter().any(|&e| got == -i64::from(e)) {
+            got = copy_whole(src, dst).map_or_else(|e| errno_of(&e), |()| 0);
+        }
+        Outcome::Executed(verify::ret(row.ret, expected, got))
     }
 
     fn open(&mut self, ev: &SyscallEvent, row: &'static Syscall) -> Outcome {
@@ -1077,6 +1115,63 @@ impl Thread<'_> {
         }
         Outcome::Executed(verify::ret(row.ret, expected, got))
     }
+}
+
+/// Copies all of `src`'s bytes to the same offsets of `dst` (neither
+/// descriptor's offset moves), as a clone would have shared them:
+/// `copy_file_range`, or reads and writes where it cannot.
+fn copy_whole(src: &OwnedFd, dst: &OwnedFd) -> io::Result<()> {
+    let size = std::fs::File::from(src.try_clone()?).metadata()?.len();
+    let mut at: u64 = 0;
+    while at < size {
+        let (mut off_in, mut off_out) = (at as i64, at as i64);
+        // SAFETY: both offsets are valid for the call; descriptors are ours.
+        let n = unsafe {
+            libc::copy_file_range(
+                src.as_raw_fd(),
+                &mut off_in,
+                dst.as_raw_fd(),
+                &mut off_out,
+                (size - at) as usize,
+                0,
+            )
+        };
+        match n {
+            0 => return Ok(()),
+            n if n > 0 => at += n as u64,
+            _ => {
+                let e = io::Error::last_os_error();
+                if !matches!(
+                    e.raw_os_error(),
+                    Some(libc::EXDEV | libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP)
+                ) {
+                    return Err(e);
+                }
+                return copy_by_reads(src, dst, at, size);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`copy_whole`] from byte `at` on, by `pread` and `pwrite`.
+fn copy_by_reads(src: &OwnedFd, dst: &OwnedFd, mut at: u64, size: u64) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let (src, dst) = (
+        std::fs::File::from(src.try_clone()?),
+        std::fs::File::from(dst.try_clone()?),
+    );
+    let mut buf = vec![0u8; 1 << 20];
+    while at < size {
+        let want = ((size - at) as usize).min(buf.len());
+        let n = src.read_at(&mut buf[..want], at)?;
+        if n == 0 {
+            break;
+        }
+        dst.write_all_at(&buf[..n], at)?;
+        at += n as u64;
+    }
+    Ok(())
 }
 
 fn is_memory(k: Kind) -> bool {

@@ -471,7 +471,7 @@ pub fn replay(
             max_seq = max_seq.max(seq);
             match rec {
                 Record::Syscall(ev) => {
-                    let row = catalogue::by_nr(ev.nr);
+                    let row = catalogue::by_call(ev.nr, &ev.args);
                     let skip = match (row, ev.exit) {
                         (None, _) => Some("not in the catalogue"),
                         (Some(r), _) if r.replay == Replay::Ignore => Some("no effect to replay"),

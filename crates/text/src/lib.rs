@@ -199,7 +199,7 @@ impl Renderer {
     }
 
     fn syscall_text(&self, s: &mut String, e: &SyscallEvent) {
-        let row = catalogue::by_nr(e.nr);
+        let row = catalogue::by_call(e.nr, &e.args);
         match row {
             Some(row) => s.push_str(row.name),
             None => {
@@ -463,7 +463,7 @@ impl Renderer {
         o.insert("tid".into(), json!(r.tid()));
         match r {
             Record::Syscall(e) => {
-                let row = catalogue::by_nr(e.nr);
+                let row = catalogue::by_call(e.nr, &e.args);
                 o.insert("type".into(), json!("syscall"));
                 o.insert("nr".into(), json!(e.nr));
                 o.insert("name".into(), json!(catalogue::name_of(e.nr)));

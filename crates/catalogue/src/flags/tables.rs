@@ -35,6 +35,7 @@ pub(super) fn table(set: FlagSet) -> &'static FlagTable {
         FlagSet::Splice => &SPLICE,
         FlagSet::CloseRange => &CLOSE_RANGE,
         FlagSet::Resolve => &RESOLVE,
+        FlagSet::Ioctl => &IOCTL,
     }
 }
 
@@ -473,5 +474,30 @@ static RESOLVE: FlagTable = bits(
         (8, "RESOLVE_BENEATH"),
         (0x10, "RESOLVE_IN_ROOT"),
         (0x20, "RESOLVE_CACHED"),
+    ],
+);
+
+static IOCTL: FlagTable = values(
+    "ioctl",
+    &[
+        (0x5401, "TCGETS"),
+        (0x5402, "TCSETS"),
+        (0x5403, "TCSETSW"),
+        (0x5404, "TCSETSF"),
+        (0x540f, "TIOCGPGRP"),
+        (0x5410, "TIOCSPGRP"),
+        (0x5413, "TIOCGWINSZ"),
+        (0x5414, "TIOCSWINSZ"),
+        (0x541b, "FIONREAD"),
+        (0x5421, "FIONBIO"),
+        (0x5450, "FIONCLEX"),
+        (0x5451, "FIOCLEX"),
+        (0x5452, "FIOASYNC"),
+        (0x80086601, "FS_IOC_GETFLAGS"),
+        (0x40086602, "FS_IOC_SETFLAGS"),
+        (0x40049409, "FICLONE"),
+        (0x4020940d, "FICLONERANGE"),
+        (0xc0189436, "FIDEDUPERANGE"),
+        (0xc020660b, "FS_IOC_FIEMAP"),
     ],
 );
