@@ -98,6 +98,32 @@ fn message(e: &anyhow::Error) -> String {
     out
 }
 
+/// The warning for asynchronous I/O calls (the catalogue's `AIO` group)
+/// among `counts` (call name, calls), or `None` when there are none: the
+/// reads and writes they submit pass through shared memory no recorder
+/// sees, so neither the trace nor a replay holds them, and a user must
+/// hear so rather than find a final-state difference unexplained.
+fn unseen_io_warning<'a>(counts: impl IntoIterator<Item = (&'a str, u64)>) -> Option<String> {
+    let aio = reanimator_catalogue::Group::AIO;
+    let mut total = 0;
+    let mut list = Vec::new();
+    for (name, n) in counts {
+        let in_group = reanimator_catalogue::by_name(name).is_some_and(|r| r.in_groups(aio));
+        if in_group && n > 0 {
+            total += n;
+            list.push(format!("{name} {n}"));
+        }
+    }
+    (total > 0).then(|| {
+        format!(
+            "reanimator: warning: {total} asynchronous I/O calls ({}): the reads and writes they \
+             submit (Linux AIO, io_uring) are not captured, and replay does not reproduce them \
+             (docs/REPLAY.md)",
+            list.join(", ")
+        )
+    })
+}
+
 /// `reanimator dump t | head` must end quietly.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain()
@@ -108,6 +134,17 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn asynchronous_io_is_warned_about_with_its_calls() {
+        assert_eq!(unseen_io_warning([("read", 5), ("io_submit", 0)]), None);
+        let w = unseen_io_warning([("read", 5), ("io_submit", 7), ("io_uring_enter", 3)])
+            .expect("a warning");
+        assert!(
+            w.contains("10 asynchronous I/O calls (io_submit 7, io_uring_enter 3)"),
+            "{w}"
+        );
+    }
     use clap::CommandFactory;
 
     #[test]

@@ -270,6 +270,11 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
         }
         _ => reanimator_ptrace::record(&target, args.data, &cpus, snapshot, &mut writer),
     };
+    let unseen_io = crate::unseen_io_warning(
+        reanimator_catalogue::all()
+            .iter()
+            .map(|row| (row.name, writer.calls_of(row.nr))),
+    );
     // Finish the trace whatever happened: what was recorded is kept.
     let (_, end) = writer
         .finish()
@@ -289,6 +294,9 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
             end.lost_events
         )
     );
+    if let Some(warning) = unseen_io {
+        eprintln!("{warning}");
+    }
     Ok(match summary.root_status {
         Some(ExitStatus::Exited(code)) => ExitCode::from(code as u8),
         Some(ExitStatus::Killed { signal, .. }) => ExitCode::from(128u8.wrapping_add(signal as u8)),

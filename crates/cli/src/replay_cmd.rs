@@ -210,6 +210,12 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
             report.trace_losses
         );
     }
+    let counts = report.tally.calls.iter();
+    if let Some(warning) = crate::unseen_io_warning(
+        counts.map(|(name, s)| (*name, s.executed + s.simulated + s.skipped)),
+    ) {
+        eprintln!("{warning}");
+    }
     for d in &report.manifest_diffs {
         eprintln!("reanimator: final state differs: {d}");
     }

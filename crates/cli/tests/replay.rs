@@ -444,6 +444,59 @@ fn cp_on_xfs_clones_and_replays_onto_any_file_system() {
     }
 }
 
+/// Linux AIO submits its writes through memory no recorder sees: recording
+/// and replay both say so, and the replay is not called clean (the file
+/// fio wrote differs).
+#[test]
+fn asynchronous_io_is_reported_by_record_and_replay() {
+    require("fio");
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let trace = tmp.path().join("aio.rtr");
+    let rec = output_within(
+        Command::new(bin())
+            .current_dir(&work)
+            .args(["record", "--backend", "ptrace", "-o"])
+            .arg(&trace)
+            .args([
+                "--",
+                "fio",
+                "--name=aio",
+                "--ioengine=libaio",
+                "--iodepth=4",
+                "--rw=randwrite",
+                "--bs=4k",
+                "--size=256k",
+                "--filename=f",
+                "--output=/dev/null",
+            ])
+            .stdin(Stdio::null()),
+        Duration::from_secs(120),
+    );
+    let warning = "asynchronous I/O calls (";
+    let err = String::from_utf8_lossy(&rec.stderr);
+    assert!(
+        rec.status.success() && err.contains(warning) && err.contains("io_submit "),
+        "record: {}",
+        show(&rec)
+    );
+    let rep = output_within(
+        Command::new(bin())
+            .arg("replay")
+            .arg(&trace)
+            .arg("--root")
+            .arg(tmp.path().join("root")),
+        Duration::from_secs(120),
+    );
+    let err = String::from_utf8_lossy(&rep.stderr);
+    assert!(
+        !rep.status.success() && err.contains(warning) && err.contains("final state differs"),
+        "replay: {}",
+        show(&rep)
+    );
+}
+
 #[test]
 fn threads_writing_disjoint_ranges_replay_clean_in_commute_order() {
     let tmp = tempfile::tempdir().unwrap();

@@ -121,10 +121,16 @@ pub struct Writer<W: Write> {
     raw_blob_frames: u64,
     frame: Vec<u8>,
     summary: EndSummary,
+    /// System calls written so far, by call number (numbers beyond the
+    /// table are not counted).
+    calls_by_nr: Vec<u64>,
     bytes_written: u64,
     last_flush: Instant,
     since_clock_check: u32,
 }
+
+/// Call numbers [`Writer::calls_of`] counts (x86_64 uses fewer than 512).
+const CALL_NUMBERS: usize = 1024;
 
 impl Writer<File> {
     /// Creates `path` (mode 0600: traces hold user data) and writes the
@@ -182,6 +188,7 @@ impl<W: Write> Writer<W> {
             raw_blob_frames: 0,
             frame: Vec::new(),
             summary: EndSummary::default(),
+            calls_by_nr: vec![0; CALL_NUMBERS],
             bytes_written: frame::FILE_HEADER_LEN as u64,
             last_flush: Instant::now(),
             since_clock_check: 0,
@@ -508,6 +515,13 @@ impl<W: Write> Writer<W> {
         &self.summary
     }
 
+    /// System calls written so far with call number `nr`, so a recorder
+    /// can tell the user about calls of a kind without reading the trace
+    /// back (0 for numbers of 1024 and above).
+    pub fn calls_of(&self, nr: u32) -> u64 {
+        self.calls_by_nr.get(nr as usize).copied().unwrap_or(0)
+    }
+
     /// Bytes written to the output so far (frames already written).
     pub fn bytes_written(&self) -> u64 {
         self.bytes_written
@@ -618,6 +632,9 @@ impl<W: Write> SyscallWriter<'_, W> {
         put(&mut w.body, self.count);
         w.body.extend_from_slice(&w.caps);
         w.summary.syscalls += 1;
+        if let Some(n) = w.calls_by_nr.get_mut(self.head.nr as usize) {
+            *n += 1;
+        }
         w.push_record(codec::TAG_SYSCALL)
     }
 }
