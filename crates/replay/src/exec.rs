@@ -81,11 +81,64 @@ const STALL: Duration = Duration::from_secs(10);
 /// Memory a translated call points into; it lives until the call returns.
 #[derive(Default)]
 struct Keep {
-    bufs: Vec<Vec<u8>>,
+    bufs: Vec<Mem>,
     strings: Vec<CString>,
     fds: Vec<Arc<OwnedFd>>,
     paths: Vec<OwnedFd>,
     iovs: Vec<Vec<libc::iovec>>,
+}
+
+/// The alignment `O_DIRECT` data buffers get: the largest logical block
+/// size of common devices, so any of them accepts it.
+const DIRECT_ALIGN: usize = 4096;
+
+/// A data buffer handed to the kernel. `O_DIRECT` needs its start
+/// aligned, which a `Vec` does not promise, so it may start past the front
+/// of its vector.
+struct Mem {
+    bytes: Vec<u8>,
+    start: usize,
+}
+
+impl Mem {
+    /// `len` zero bytes, their start aligned to [`DIRECT_ALIGN`] if
+    /// `aligned`.
+    fn zeroed(len: usize, aligned: bool) -> Mem {
+        if !aligned {
+            return Mem::from(vec![0u8; len]);
+        }
+        let mut bytes = vec![0u8; len + DIRECT_ALIGN];
+        let start = bytes.as_ptr().align_offset(DIRECT_ALIGN);
+        bytes.truncate(start + len);
+        Mem { bytes, start }
+    }
+
+    /// A copy of `data`, zero-padded or cut to `len` bytes.
+    fn copy_of(data: &[u8], len: usize, aligned: bool) -> Mem {
+        let mut m = Mem::zeroed(len, aligned);
+        let n = data.len().min(len);
+        m[..n].copy_from_slice(&data[..n]);
+        m
+    }
+}
+
+impl From<Vec<u8>> for Mem {
+    fn from(bytes: Vec<u8>) -> Mem {
+        Mem { bytes, start: 0 }
+    }
+}
+
+impl std::ops::Deref for Mem {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.bytes[self.start..]
+    }
+}
+
+impl std::ops::DerefMut for Mem {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.bytes[self.start..]
+    }
 }
 
 /// An output argument to compare after the call.
@@ -299,6 +352,8 @@ impl Thread<'_> {
         let mut outs: Vec<Out> = Vec::new();
         // The real descriptor of a pipe or FIFO argument.
         let mut stream_fd = None;
+        // A descriptor argument in O_DIRECT mode: data buffers go aligned.
+        let mut direct = false;
         let nofollow = Self::nofollow(ev, row);
         for (i, p) in params.iter().enumerate() {
             let raw = ev.args[i];
@@ -307,8 +362,10 @@ impl Thread<'_> {
                     Some(FdEntry {
                         target: Target::Real(fd),
                         stream,
+                        direct: d,
                         ..
                     }) => {
+                        direct |= d;
                         a[i] = fd.as_raw_fd() as u64;
                         if stream {
                             stream_fd = Some(fd.as_raw_fd());
@@ -417,15 +474,15 @@ impl Thread<'_> {
                         .capture(i as u8, Role::Entry)
                         .and_then(|c| c.data.as_deref())
                         .unwrap_or_default();
-                    if matches!(p.kind, Kind::Buf { .. }) && captured.len() >= want {
+                    let data = matches!(p.kind, Kind::Buf { .. });
+                    if data && captured.len() >= want && !direct {
                         // The kernel only reads a data buffer: the captured
                         // bytes go as they are, uncopied (a write storm
                         // copied every byte it wrote once more).
                         a[i] = captured.as_ptr() as u64;
                         continue;
                     }
-                    let mut buf = captured.to_vec();
-                    buf.resize(want, 0);
+                    let buf = Mem::copy_of(captured, want, data && direct);
                     if let Kind::Struct {
                         dir: Dir::InOut, ..
                     } = p.kind
@@ -470,7 +527,7 @@ impl Thread<'_> {
                         }
                         Len::ArgPtr(_) => return self.simulate(ev, row),
                     };
-                    let buf = vec![0u8; size.min(OUT_MAX) as usize];
+                    let buf = Mem::zeroed(size.min(OUT_MAX) as usize, direct);
                     a[i] = buf.as_ptr() as u64;
                     outs.push(Out {
                         param: i,
@@ -504,7 +561,7 @@ impl Thread<'_> {
                                 *l -= len;
                             }
                             let captured = cap.and_then(|c| c.data.as_deref()).unwrap_or_default();
-                            if captured.len() >= len {
+                            if captured.len() >= len && !direct {
                                 // Read by the kernel only: sent uncopied.
                                 iov.push(libc::iovec {
                                     iov_base: captured.as_ptr().cast_mut().cast(),
@@ -512,11 +569,9 @@ impl Thread<'_> {
                                 });
                                 continue;
                             }
-                            let mut b = captured.to_vec();
-                            b.resize(len, 0);
-                            b
+                            Mem::copy_of(captured, len, direct)
                         } else {
-                            vec![0u8; len]
+                            Mem::zeroed(len, direct)
                         };
                         iov.push(libc::iovec {
                             iov_base: buf.as_mut_ptr().cast(),
@@ -959,7 +1014,8 @@ impl Thread<'_> {
                 if expected >= 0 {
                     let stream = is_fifo(&fd);
                     let cloexec = flags & libc::O_CLOEXEC != 0;
-                    let e = FdEntry::real(fd, cloexec, full, stream);
+                    let mut e = FdEntry::real(fd, cloexec, full, stream);
+                    e.direct = flags & libc::O_DIRECT != 0;
                     install(&mut lock(&self.proc.fds), expected as i32, e, ev);
                 }
                 0
@@ -998,9 +1054,17 @@ impl Thread<'_> {
                 entry.cloexec = arg & libc::FD_CLOEXEC as u64 != 0;
                 Outcome::Simulated(None)
             }
+            libc::F_SETFL => {
+                if expected >= 0 {
+                    // Executed below; other numbers for the same open file
+                    // (dup) keep their old mode here.
+                    entry.direct = arg as i32 & libc::O_DIRECT != 0;
+                }
+                drop(t);
+                return None;
+            }
             // Integer-argument commands on the descriptor itself.
             libc::F_GETFL
-            | libc::F_SETFL
             | libc::F_GETPIPE_SZ
             | libc::F_SETPIPE_SZ
             | libc::F_ADD_SEALS

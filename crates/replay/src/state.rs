@@ -41,6 +41,10 @@ pub(crate) struct FdEntry {
     /// A pipe or FIFO: reads are repeated until the recorded byte count
     /// arrives, since the writer may not have caught up yet.
     pub stream: bool,
+    /// Opened (or set by `F_SETFL`) with `O_DIRECT`: the kernel refuses
+    /// data buffers that are not aligned, so replay hands it aligned
+    /// copies.
+    pub direct: bool,
     /// Directory listing state for stream-level `getdents64` checks.
     pub listing: Option<Arc<Mutex<Listing>>>,
     /// Recorded exit time of the call that created it.
@@ -67,6 +71,7 @@ impl FdEntry {
             cloexec,
             path,
             stream,
+            direct: false,
             listing: None,
             opened_ns: 0,
             displaced: None,
@@ -80,6 +85,7 @@ impl FdEntry {
             cloexec,
             path,
             stream: true,
+            direct: false,
             listing: None,
             opened_ns: 0,
             displaced: None,
