@@ -133,7 +133,9 @@ pub enum Kind {
     },
     /// An array of `struct iovec`; the argument at index `count` holds the
     /// number of elements. `Out` arrays are filled in order up to the return
-    /// value.
+    /// value. An `InOut` array (vmsplice) is data for the kernel or filled
+    /// by it as the call's descriptor is open for writing or for reading:
+    /// both are captured, and replay asks the descriptor.
     IoVec {
         /// When the element buffers are read.
         dir: Dir,

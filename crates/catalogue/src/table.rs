@@ -354,7 +354,9 @@ pub(crate) const TABLE: &[Syscall] = &[
     sys!(275, splice, [fd_in: Fd, off_in: LOFF, fd_out: Fd, off_out: LOFF, len: Size, flags: Flags(F::Splice)], Size, Execute, G::DESC),
     sys!(276, tee, [fd_in: Fd, fd_out: Fd, len: Size, flags: Flags(F::Splice)], Size, Execute, G::DESC),
     sys!(277, sync_file_range, [fd: Fd, offset: Offset, nbytes: Offset, flags: Flags(F::SyncFileRange)], Int, Execute, G::DESC),
-    sys!(278, vmsplice, [fd: Fd, iov: IoVec { dir: In, count: 2 }, nr_segs: UInt, flags: Flags(F::Splice)], Size, Execute, G::DESC),
+    // To a pipe's write end the elements are data for the kernel, from its
+    // read end the kernel fills them: both directions are captured.
+    sys!(278, vmsplice, [fd: Fd, iov: IoVec { dir: InOut, count: 2 }, nr_segs: UInt, flags: Flags(F::Splice)], Size, Execute, G::DESC),
     raw!(279, move_pages, Simulate, G::MEMORY),
     sys!(280, utimensat, [dirfd: DirFd, pathname: Path, times: st(S::Timespec2, In, Fixed(32)), flags: Flags(F::At)], Int, Execute, G::FILE),
     sys!(281, epoll_pwait, [epfd: Fd, events: Ptr, maxevents: Int, timeout: Int, sigmask: Ptr, sigsetsize: Size], Int, Simulate, G::DESC),
@@ -464,7 +466,7 @@ pub(crate) const TABLE: &[Syscall] = &[
 /// replayed, but names no memory the generic row does not: the recorders
 /// choose what to capture by call number alone (the BPF side cannot look
 /// at the request), and a test holds them to it.
-pub(crate) const IOCTLS: &[(u64, Syscall)] = &[
+pub(crate) static IOCTLS: &[(u64, Syscall)] = &[
     // cp on XFS and btrfs: the destination shares the source's bytes.
     (
         crate::FICLONE,

@@ -471,6 +471,26 @@ fn direct_io_replays_clean() {
     }
 }
 
+/// fio's splice engine moves data through a pipe with `splice` and
+/// `vmsplice`, whose iovecs carry data to the kernel on a pipe's write end
+/// and from it on the read end (replay once stood 10 s on every read-end
+/// call, taking it for a write to a full pipe). Its first `vmsplice` fails
+/// with `EFAULT`, which replay does not issue. The POSIX AIO engine is
+/// glibc's threads issuing `pread64`/`pwrite64`.
+#[test]
+fn fio_splice_and_posix_aio_engines_replay_clean() {
+    require("fio");
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let script = "for e in splice posixaio; do fio --name=$e --ioengine=$e --rw=randrw --bs=4k \
+                  --size=256k --filename=f-$e --fsync=4 --output=/dev/null || exit 1; done";
+    for backend in ["ptrace", "auto"] {
+        let trace = record_with(tmp.path(), &work, backend, &["sh", "-c", script]);
+        replay_clean(tmp.path(), &trace, &[]);
+    }
+}
+
 /// Linux AIO submits its writes through memory no recorder sees: recording
 /// and replay both say so, and the replay is not called clean (the file
 /// fio wrote differs).
