@@ -73,10 +73,17 @@ pub(crate) struct Thread<'a> {
     /// on while this stands still is waiting for something that will
     /// never come.
     pub progress: &'a AtomicU64,
+    /// Pipe calls given up so far. After the first, the trace and this
+    /// replay disagree about some pipe's contents, and later calls that
+    /// stand still give up after [`STALL_AGAIN`]: waiting [`STALL`] for
+    /// each of thousands would be a hang.
+    pub stalls: &'a AtomicU64,
 }
 
 /// How long a pipe call may wait while the whole replay stands still.
 const STALL: Duration = Duration::from_secs(10);
+/// [`STALL`] once a pipe call has been given up.
+const STALL_AGAIN: Duration = Duration::from_millis(500);
 
 /// Memory a translated call points into; it lives until the call returns.
 #[derive(Default)]
@@ -662,13 +669,19 @@ impl Thread<'_> {
                 return Ok(());
             }
             let now = self.progress.load(Ordering::Relaxed);
+            let limit = if self.stalls.load(Ordering::Relaxed) == 0 {
+                STALL
+            } else {
+                STALL_AGAIN
+            };
             if now != seen {
                 (seen, since) = (now, Instant::now());
-            } else if since.elapsed() >= STALL {
+            } else if since.elapsed() >= limit {
+                self.stalls.fetch_add(1, Ordering::Relaxed);
                 return Err(format!(
-                    "the pipe stayed {} for {} s while replay stood still: not issued",
+                    "the pipe stayed {} for {:.1} s while replay stood still: not issued",
                     if read { "empty" } else { "full" },
-                    STALL.as_secs()
+                    limit.as_secs_f64()
                 ));
             }
         }

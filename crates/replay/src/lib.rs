@@ -283,6 +283,8 @@ struct Shared<'a> {
     /// whether the dispatcher waits for them to drop.
     in_flight: Mutex<(u64, u64, bool)>,
     in_flight_cv: Condvar,
+    /// Pipe calls given up for standing still (see `exec::Thread::stalls`).
+    stalls: AtomicU64,
 }
 
 impl Shared<'_> {
@@ -426,6 +428,7 @@ pub fn replay(
         t0,
         in_flight: Mutex::new((0, 0, false)),
         in_flight_cv: Condvar::new(),
+        stalls: AtomicU64::new(0),
     };
     let started = Instant::now();
     let mut manifest: Vec<PathState> = Vec::new();
@@ -628,6 +631,7 @@ fn thread_main(shared: &Shared<'_>, tid: u32, rx: Receiver<Vec<Item>>) -> Tally 
         check_owner: shared.check_owner,
         birth: &birth,
         progress: &shared.progress.calls,
+        stalls: &shared.stalls,
     };
     'batches: while let Ok(batch) = rx.recv() {
         // The batch's room is given back once, when it is done.
