@@ -360,7 +360,8 @@ impl Group {
     pub const STAT: Groups = 1 << 9;
     /// Its paths name directory entries themselves: a final symbolic link
     /// is not followed (lstat, unlink, mkdir, rename). Calls with an `AT_*`
-    /// flags argument say it per call with `AT_SYMLINK_NOFOLLOW` instead.
+    /// flags argument may say otherwise per call: `AT_SYMLINK_NOFOLLOW`
+    /// for all their paths, `AT_SYMLINK_FOLLOW` (linkat) for the first.
     pub const NOFOLLOW: Groups = 1 << 10;
     /// Asynchronous I/O (Linux AIO, io_uring): the reads and writes it
     /// submits live in memory the call does not describe, so no recorder

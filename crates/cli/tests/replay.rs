@@ -491,6 +491,28 @@ fn fio_splice_and_posix_aio_engines_replay_clean() {
     }
 }
 
+/// File operations whose replay needs more than a path (see
+/// `tests/programs/fileops.c`). An `O_TMPFILE` file linked through
+/// `/proc/self/fd/N` with `AT_SYMLINK_FOLLOW` once failed with `EPERM`:
+/// replay linked the directory the file was opened in.
+#[test]
+fn file_operations_by_descriptor_replay_clean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/fileops.c");
+    let exe = compile(tmp.path(), "fileops", &src);
+    for backend in ["ptrace", "auto"] {
+        let work = tmp.path().join(format!("work-{backend}"));
+        std::fs::create_dir_all(&work).unwrap();
+        let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
+        // The program's last call ran: it stops at the first that fails.
+        let last = std::fs::metadata(work.join("fromfd")).map(|m| m.len());
+        assert_eq!(last.ok(), Some(5), "fileops did not finish under {backend}");
+        for order in ["overlap", "strict"] {
+            replay_clean(tmp.path(), &trace, &["--order", order]);
+        }
+    }
+}
+
 /// Linux AIO submits its writes through memory no recorder sees: recording
 /// and replay both say so, and the replay is not called clean (the file
 /// fio wrote differs).

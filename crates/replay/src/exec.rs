@@ -346,13 +346,39 @@ impl Thread<'_> {
         Ok(full)
     }
 
-    /// True when the call's paths name entries themselves.
-    fn nofollow(ev: &SyscallEvent, row: &Syscall) -> bool {
-        row.in_groups(Group::NOFOLLOW)
-            || row.params().iter().enumerate().any(|(i, p)| {
-                p.kind == Kind::Flags(catalogue::FlagSet::At)
-                    && ev.args[i] & libc::AT_SYMLINK_NOFOLLOW as u64 != 0
-            })
+    /// The real descriptor that a `/proc/self/fd/N` path argument names
+    /// whole (no path after N), when N is a real descriptor of the caller.
+    /// Its own path may not name it: an `O_TMPFILE` file has none (its
+    /// entry holds the directory), a renamed file has another.
+    fn whole_fd_link(&self, ev: &SyscallEvent, i: usize) -> Option<Arc<OwnedFd>> {
+        let (fd, rest) = proc_fd_link(Self::path_arg(ev, i)?, ev.tgid, ev.tid)?;
+        match self.proc.entry(fd)? {
+            FdEntry {
+                target: Target::Real(real),
+                ..
+            } if rest.is_empty() => Some(real),
+            _ => None,
+        }
+    }
+
+    /// True when path argument `i` names a directory entry itself (a
+    /// final symbolic link is not followed): by the call's group or its
+    /// `AT_SYMLINK_NOFOLLOW`, unless `AT_SYMLINK_FOLLOW` asks `linkat` to
+    /// follow its first path.
+    fn nofollow(ev: &SyscallEvent, row: &Syscall, i: usize) -> bool {
+        let params = row.params();
+        let at = params
+            .iter()
+            .position(|p| p.kind == Kind::Flags(catalogue::FlagSet::At))
+            .map_or(0, |k| ev.args[k]);
+        let first_path = params.iter().position(|p| p.kind == Kind::Path) == Some(i);
+        if at & libc::AT_SYMLINK_NOFOLLOW as u64 != 0 {
+            true
+        } else if at & libc::AT_SYMLINK_FOLLOW as u64 != 0 && first_path {
+            false
+        } else {
+            row.in_groups(Group::NOFOLLOW)
+        }
     }
 
     /// Executes a call straight from its catalogue row.
@@ -370,7 +396,6 @@ impl Thread<'_> {
         let mut first_fd = None;
         // Which way an `InOut` iovec array carries data, once known.
         let mut iov_dir = None;
-        let nofollow = Self::nofollow(ev, row);
         for (i, p) in params.iter().enumerate() {
             let raw = ev.args[i];
             match p.kind {
@@ -414,6 +439,21 @@ impl Thread<'_> {
                         a[i] = keep.strings.last().unwrap().as_ptr() as u64;
                     }
                 }
+                Kind::Path
+                    if !Self::nofollow(ev, row, i) && self.whole_fd_link(ev, i).is_some() =>
+                {
+                    // Named through its descriptor: the replayer's own link
+                    // to that descriptor reaches the very object, inside
+                    // the root.
+                    let fd = self.whole_fd_link(ev, i).expect("checked");
+                    let link = CString::new(fd_path(fd.as_fd())).expect("no NUL");
+                    a[i] = link.as_ptr() as u64;
+                    keep.strings.push(link);
+                    keep.fds.push(fd);
+                    if i > 0 && params[i - 1].kind == Kind::DirFd {
+                        a[i - 1] = AT_FDCWD as u64;
+                    }
+                }
                 Kind::Path => {
                     let full = match self.full_path(ev, row, i) {
                         Ok(f) => f,
@@ -422,7 +462,7 @@ impl Thread<'_> {
                     if is_pseudo(&full) {
                         return self.simulate(ev, row);
                     }
-                    let name = if nofollow {
+                    let name = if Self::nofollow(ev, row, i) {
                         self.root.entry(&full).map(|(dir, name)| {
                             keep.paths.push(dir);
                             name.into_bytes()
