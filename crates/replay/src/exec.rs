@@ -871,6 +871,11 @@ impl Thread<'_> {
             }
             Effect::CloseRange => {
                 let (first, last, flags) = (arg(0) as u32, arg(1) as u32, arg(2) as u32);
+                let known = libc::CLOSE_RANGE_UNSHARE | libc::CLOSE_RANGE_CLOEXEC;
+                if first > last || flags & !known != 0 {
+                    // The kernel refuses these before touching anything.
+                    return Some(Outcome::Simulated(ok(-i64::from(libc::EINVAL))));
+                }
                 if flags & libc::CLOSE_RANGE_UNSHARE != 0 {
                     let copy = lock(&self.proc.fds).clone();
                     self.proc.fds = Arc::new(std::sync::Mutex::new(copy));

@@ -162,7 +162,12 @@ fn a_plain_trace_replays_with_no_mismatch() {
             &[P],
             -(libc::ENOENT as i64),
             &[(0, Role::Entry, b"nothere")],
-        );
+        )
+        // Refused before anything is closed (Python's subprocess asks this
+        // when no descriptor lies between two it keeps).
+        .call("close_range", &[5, 4, 0], -(libc::EINVAL as i64), &[])
+        // A bad buffer address: the call did nothing, and is not issued.
+        .call("write", &[3, P, 5], -(libc::EFAULT as i64), &[]);
     let (report, lines) = run(&s, root.path());
     assert!(report.is_clean(), "{lines:?}\n{}", report.table());
     assert_eq!(
