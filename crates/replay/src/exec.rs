@@ -682,6 +682,14 @@ impl Thread<'_> {
                 b[1] = base + got as u64;
                 b[2] = (expected - got) as u64;
                 let r = raw_syscall(ev.nr, &b);
+                if r == -i64::from(libc::EAGAIN) {
+                    // A non-blocking pipe (libuv, cmake): wait for the rest.
+                    if let Some(fd) = stream_fd {
+                        if self.wait_ready(fd, true).is_ok() {
+                            continue;
+                        }
+                    }
+                }
                 if r <= 0 {
                     break;
                 }

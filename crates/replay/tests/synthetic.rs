@@ -92,18 +92,18 @@ const AT_FDCWD: u64 = -100i64 as u64;
 const P: u64 = 0x1000; // a traced pointer value: never dereferenced by replay
 
 fn run(script: &Script, root: &Path) -> (Report, Vec<String>) {
+    run_with(script, root, &Options::default())
+}
+
+fn run_with(script: &Script, root: &Path, opts: &Options) -> (Report, Vec<String>) {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("t.rtr");
     script.write(&trace);
     let root = Root::open(root).unwrap();
     let lines = std::sync::Mutex::new(Vec::new());
-    let report = replay(
-        &trace,
-        &root,
-        &Options::default(),
-        &Progress::default(),
-        &|l| lines.lock().unwrap().push(l),
-    )
+    let report = replay(&trace, &root, opts, &Progress::default(), &|l| {
+        lines.lock().unwrap().push(l)
+    })
     .unwrap();
     (report, lines.into_inner().unwrap())
 }
@@ -471,4 +471,93 @@ fn a_read_waiting_for_data_that_never_comes_does_not_hang() {
         lines[2].contains("stayed empty for 0.5 s while replay stood still"),
         "{lines:?}"
     );
+}
+
+#[test]
+fn a_read_of_a_non_blocking_pipe_waits_for_the_rest_of_its_bytes() {
+    // A thread reads 6 bytes from a non-blocking pipe (libuv, as in
+    // cmake): 3 were written before the read, 3 by a write that ended
+    // while it ran. Replayed in original timing, the read comes before
+    // that write, gets 3 bytes and then EAGAIN; it must wait for the
+    // rest instead of returning short (which misaligned every later read).
+    let root = tempfile::tempdir().unwrap();
+    let mut s = Script::new("/");
+    let fds: Vec<u8> = [3i32, 4].iter().flat_map(|f| f.to_le_bytes()).collect();
+    s.call(
+        "pipe2",
+        &[P, libc::O_NONBLOCK as u64],
+        0,
+        &[(0, Role::Exit, &fds)],
+    );
+    let thread = (libc::CLONE_VM
+        | libc::CLONE_FS
+        | libc::CLONE_FILES
+        | libc::CLONE_SIGHAND
+        | libc::CLONE_THREAD) as u64;
+    const CHILD: u32 = PID + 1;
+    s.call("clone", &[thread, P, P, P, P], i64::from(CHILD), &[]);
+    let ms = 1_000_000;
+    let at = |s: &mut Script,
+              tid: u32,
+              enter: u64,
+              exit: u64,
+              nr: &str,
+              args: &[u64],
+              ret: i64,
+              caps: &[(u8, Role, &[u8])]| {
+        s.call(nr, args, ret, caps);
+        if let Some(Record::Syscall(e)) = s.records.last_mut() {
+            e.tid = tid;
+            e.enter_ns = enter;
+            e.exit = Some(SyscallExit {
+                exit_ns: exit,
+                ret,
+                is_error: ret < 0,
+            });
+        }
+    };
+    at(
+        &mut s,
+        CHILD,
+        10 * ms,
+        11 * ms,
+        "write",
+        &[4, P, 3],
+        3,
+        &[(1, Role::Entry, b"abc")],
+    );
+    // Records come in completion order, ids in entry order.
+    at(
+        &mut s,
+        CHILD,
+        200 * ms,
+        201 * ms,
+        "write",
+        &[4, P, 3],
+        3,
+        &[(1, Role::Entry, b"def")],
+    );
+    at(
+        &mut s,
+        PID,
+        20 * ms,
+        220 * ms,
+        "read",
+        &[3, P, 100],
+        6,
+        &[(1, Role::Exit, b"abcdef")],
+    );
+    let n = s.records.len();
+    for (i, seq) in [(n - 2, s.seq), (n - 1, s.seq - 1)] {
+        if let Record::Syscall(e) = &mut s.records[i] {
+            e.seq = seq;
+        }
+    }
+    let opts = Options {
+        timing: reanimator_replay::Timing::Scaled(1.0),
+        ..Options::default()
+    };
+    let (report, lines) = run_with(&s, root.path(), &opts);
+    assert!(report.is_clean(), "{lines:?}\n{}", report.table());
+    assert_eq!(report.tally.calls["read"].executed, 1, "{}", report.table());
 }
