@@ -132,7 +132,9 @@ pub(crate) const TABLE: &[Syscall] = &[
     sys!(53, socketpair, [domain: Flags(F::AddressFamily), type_: Flags(F::SockType), protocol: Int, sv: FD_PAIR], Int, Emulate, G::NETWORK | G::DESC),
     sys!(54, setsockopt, [sockfd: Fd, level: Int, optname: Int, optval: inb(Arg(4)), optlen: UInt], Int, Emulate, G::NETWORK),
     sys!(55, getsockopt, [sockfd: Fd, level: Int, optname: Int, optval: outb(ArgPtr(4)), optlen: SOCKLEN], Int, Emulate, G::NETWORK),
-    sys!(56, clone, [flags: Flags(F::Clone), stack: Ptr, parent_tid: Ptr, child_tid: Ptr, tls: Ptr], Pid, Emulate, G::PROCESS, E::Spawn(0)),
+    // parent_tid receives the child's pidfd under CLONE_PIDFD (Go's os/exec):
+    // replay needs its number.
+    sys!(56, clone, [flags: Flags(F::Clone), stack: Ptr, parent_tid: st(S::Int, Out, Fixed(4)), child_tid: Ptr, tls: Ptr], Pid, Emulate, G::PROCESS, E::Spawn(0)),
     sys!(57, fork, [], Pid, Emulate, G::PROCESS, E::Spawn(0)),
     sys!(58, vfork, [], Pid, Emulate, G::PROCESS, E::Spawn(VFORK)),
     sys!(59, execve, [pathname: Path, argv: StrArray, envp: StrArray], Int, Emulate, G::PROCESS | G::FILE, E::Exec),

@@ -14,7 +14,7 @@
 //! record goes to the trace under one lock, with its completion time
 //! taken under it, so the trace stays in completion order.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::CString;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -377,6 +377,11 @@ struct Tracer<'a, 's, 'q> {
     id: usize,
     shared: &'a Shared<'s, 'q>,
     tasks: HashMap<i32, Task>,
+    /// Tasks first seen at a stop of their own, before their creator's
+    /// fork or clone event. That event must not adopt them again: by then
+    /// they may have moved to another tracer or exited (a second start
+    /// record made replay wait for a birth that never came).
+    adopted_early: HashSet<i32>,
     counts: CaptureCounts,
     detaching: bool,
     last_flush: Instant,
@@ -388,6 +393,7 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             id,
             shared,
             tasks: HashMap::new(),
+            adopted_early: HashSet::new(),
             counts: CaptureCounts::default(),
             detaching: false,
             last_flush: Instant::now(),
@@ -598,6 +604,7 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                 return Ok(());
             }
             self.adopt_created(pid)?;
+            self.adopted_early.insert(pid);
         }
         let task = self.tasks.get_mut(&pid).expect("task adopted above");
         let first_stop = std::mem::take(&mut task.fresh);
@@ -622,7 +629,9 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             match event {
                 libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK | libc::PTRACE_EVENT_CLONE => {
                     if let Ok(child) = sys::event_msg(pid) {
-                        self.adopt_created(child as i32)?;
+                        if !self.adopted_early.remove(&(child as i32)) {
+                            self.adopt_created(child as i32)?;
+                        }
                     }
                 }
                 libc::PTRACE_EVENT_EXEC => self.on_exec(pid)?,

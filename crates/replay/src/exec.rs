@@ -256,9 +256,14 @@ fn raw_syscall(nr: u32, a: &[u64; 6]) -> i64 {
 impl Thread<'_> {
     /// Replays one call (which returned, and was not interrupted).
     pub fn run(&mut self, ev: &SyscallEvent, row: &'static Syscall) -> Outcome {
-        if Self::expected(ev) == -i64::from(libc::EFAULT) {
-            // The program handed the kernel a bad address, so the call did
-            // nothing; every address replay hands over is valid.
+        let expected = Self::expected(ev);
+        if expected == -i64::from(libc::EFAULT) || expected == -i64::from(libc::EAGAIN) {
+            // The call did nothing: the program handed the kernel a bad
+            // address (every address replay hands over is valid), or the
+            // call would have blocked (a non-blocking pipe was empty or
+            // full at that moment). Issued now it could find another
+            // moment's state: read data a later call recorded, or the end
+            // of a pipe whose writer has exited since.
             return Outcome::Simulated(None);
         }
         if let Some(o) = self.effect(ev, row) {
@@ -1008,11 +1013,45 @@ impl Thread<'_> {
                         .map_or(0, |d| u64::from_le_bytes(d.try_into().expect("8 bytes"))),
                     _ => 0,
                 };
-                (self.birth)(expected as u32, self.proc.child(given | implied));
+                let flags = given | implied;
+                (self.birth)(expected as u32, self.proc.child(flags));
+                if flags & libc::CLONE_PIDFD as u64 != 0 {
+                    self.install_pidfd(ev, row);
+                }
                 Outcome::Simulated(None)
             }
             _ => return None,
         })
+    }
+
+    /// `CLONE_PIDFD`: the kernel stored a descriptor for the child in the
+    /// call's `int` output (clone's `parent_tid`); calls on it are
+    /// simulated, as `pidfd_open`'s are.
+    fn install_pidfd(&mut self, ev: &SyscallEvent, row: &Syscall) {
+        let out = row.params().iter().position(|p| {
+            matches!(
+                p.kind,
+                Kind::Struct {
+                    ty: StructType::Int,
+                    dir: Dir::Out,
+                    ..
+                }
+            )
+        });
+        let fd = out
+            .and_then(|i| ev.capture(i as u8, Role::Exit))
+            .and_then(|c| c.data.as_deref())
+            .and_then(|d| d.get(..4))
+            .map(|d| i32::from_le_bytes(d.try_into().expect("4 bytes")));
+        if let Some(fd) = fd {
+            // Pidfds are always close-on-exec.
+            install(
+                &mut lock(&self.proc.fds),
+                fd,
+                FdEntry::simulated(Vec::new(), true),
+                ev,
+            );
+        }
     }
 
     /// `ioctl(FICLONE)`: the first descriptor's file takes the bytes of

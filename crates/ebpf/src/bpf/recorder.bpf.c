@@ -820,11 +820,24 @@ int BPF_PROG(on_task_exit, struct task_struct *p)
 			bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 		}
 	}
-	if (BPF_CORE_READ(p, signal, live.counter) == 0) {
-		bpf_map_delete_elem(&traced, &tgid);
-		bpf_map_delete_elem(&stopped, &tgid);
-		bpf_map_delete_elem(&continued, &tgid);
-	}
+	return 0;
+}
+
+/* A process stops being traced when its group leader is freed: the kernel
+ * frees the leader only after every other thread of the group has been
+ * released, so every thread has passed sched_process_exit by then. (Going
+ * by signal->live instead lost exit records: live drops before the
+ * tracepoint, so the last thread to drop it could delete the process while
+ * another thread of an exit_group was still on its way there.) */
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(on_task_free, struct task_struct *p)
+{
+	__u32 tgid = p->tgid;
+	if (p->pid != tgid || !is_traced(tgid))
+		return 0;
+	bpf_map_delete_elem(&traced, &tgid);
+	bpf_map_delete_elem(&stopped, &tgid);
+	bpf_map_delete_elem(&continued, &tgid);
 	return 0;
 }
 
