@@ -561,3 +561,48 @@ fn a_read_of_a_non_blocking_pipe_waits_for_the_rest_of_its_bytes() {
     assert!(report.is_clean(), "{lines:?}\n{}", report.table());
     assert_eq!(report.tally.calls["read"].executed, 1, "{}", report.table());
 }
+
+#[test]
+fn a_thread_no_call_creates_does_not_hang_replay() {
+    // A child created by a vfork, which ends; then a second start record
+    // for the same id with nothing that creates it (ptrace recordings of
+    // before 2026-11-25 late could hold one). Replay once waited for
+    // its birth for ever.
+    let root = tempfile::tempdir().unwrap();
+    let mut s = Script::new("/");
+    const CHILD: u32 = PID + 7;
+    s.call("vfork", &[], i64::from(CHILD), &[]);
+    let start = |seq: u64, time_ns: u64| {
+        Record::ProcessStart(ProcessStart {
+            seq,
+            time_ns,
+            tgid: CHILD,
+            tid: CHILD,
+            cause: StartCause::Created,
+            ppid: PID,
+            cwd: b"/".to_vec(),
+            ..ProcessStart::default()
+        })
+    };
+    s.seq += 1;
+    s.records.push(start(s.seq, s.t + 100));
+    let mut end = s.seq;
+    s.call("getpid", &[], i64::from(CHILD), &[]);
+    if let Some(Record::Syscall(e)) = s.records.last_mut() {
+        (e.tgid, e.tid) = (CHILD, CHILD);
+    }
+    s.seq += 1;
+    end += 2;
+    s.records.push(Record::ProcessExit(ProcessExit {
+        seq: end,
+        time_ns: s.t + 600,
+        tgid: CHILD,
+        tid: CHILD,
+        status: ExitStatus::Exited(0),
+    }));
+    s.seq += 1;
+    s.records.push(start(s.seq, s.t + 700));
+    s.call("getpid", &[], i64::from(PID), &[]);
+    let (report, lines) = run(&s, root.path());
+    assert!(report.is_clean(), "{lines:?}\n{}", report.table());
+}
