@@ -36,7 +36,7 @@ mod verify;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -260,10 +260,6 @@ fn deliver(queues: &HashMap<u32, Sender<Vec<Item>>>, tid: u32, items: Vec<Item>)
     }
 }
 
-/// How long, after dispatch, a thread waits for its birth while no call
-/// finishes anywhere.
-const BIRTH_STALL: Duration = Duration::from_secs(10);
-
 /// State shared by the dispatcher and the replay threads.
 struct Shared<'a> {
     root: &'a Root,
@@ -289,13 +285,6 @@ struct Shared<'a> {
     in_flight_cv: Condvar,
     /// Pipe calls given up for standing still (see `exec::Thread::stalls`).
     stalls: AtomicU64,
-    /// The dispatcher has read the whole trace and handed out every call.
-    dispatched: AtomicBool,
-    /// Replay threads running calls (not waiting for a birth, not ended).
-    /// Once it is zero after dispatch, no birth can come any more: a
-    /// thread still waiting for one gives up instead of waiting for ever
-    /// (a trace with a start record no call creates).
-    busy: AtomicUsize,
 }
 
 impl Shared<'_> {
@@ -304,43 +293,15 @@ impl Shared<'_> {
         self.births_cv.notify_all();
     }
 
-    /// Waits for the emulated state of `key`; `None` if replay aborts or
-    /// the state can no longer come. `busy` says whether the caller is a
-    /// running replay thread (waiting for an exec's hand-over).
-    fn wait_birth(&self, key: (u32, bool), busy: bool) -> Option<Proc> {
-        if busy {
-            self.busy.fetch_sub(1, Ordering::AcqRel);
-        }
-        let found = self.birth_or_none(key);
-        if busy {
-            self.busy.fetch_add(1, Ordering::AcqRel);
-        }
-        found
-    }
-
-    fn birth_or_none(&self, key: (u32, bool)) -> Option<Proc> {
+    /// Waits for the emulated state of `key`; `None` if replay aborts.
+    fn wait_birth(&self, key: (u32, bool)) -> Option<Proc> {
         let mut b = lock(&self.births);
-        let mut seen = self.progress.calls.load(Ordering::Relaxed);
-        let mut since = Instant::now();
         loop {
             if let Some(p) = b.remove(&key) {
                 return Some(p);
             }
             if self.abort.load(Ordering::Relaxed) {
                 return None;
-            }
-            // Births are posted under this lock by dispatch or by busy
-            // threads, so none is on its way when both have ended; nor
-            // when the busy ones stood still for BIRTH_STALL after dispatch
-            // (they may be waiting for this thread's calls).
-            if self.dispatched.load(Ordering::Acquire) {
-                let now = self.progress.calls.load(Ordering::Relaxed);
-                if now != seen {
-                    (seen, since) = (now, Instant::now());
-                }
-                if self.busy.load(Ordering::Acquire) == 0 || since.elapsed() >= BIRTH_STALL {
-                    return None;
-                }
             }
             b = self
                 .births_cv
@@ -468,8 +429,6 @@ pub fn replay(
         in_flight: Mutex::new((0, 0, false)),
         in_flight_cv: Condvar::new(),
         stalls: AtomicU64::new(0),
-        dispatched: AtomicBool::new(false),
-        busy: AtomicUsize::new(0),
     };
     let started = Instant::now();
     let mut manifest: Vec<PathState> = Vec::new();
@@ -632,8 +591,6 @@ pub fn replay(
         for (_, q) in queues.queues.drain() {
             let _ = q.send(vec![Item::End(None)]);
         }
-        shared.dispatched.store(true, Ordering::Release);
-        shared.births_cv.notify_all();
         report.threads = handles.len() as u64;
         report.tally.merge(&dispatcher);
         for h in handles {
@@ -658,20 +615,10 @@ pub fn replay(
 fn thread_main(shared: &Shared<'_>, tid: u32, rx: Receiver<Vec<Item>>) -> Tally {
     short_slice();
     let mut tally = Tally::default();
-    let Some(proc) = shared.wait_birth((tid, false), false) else {
-        // Never created (a start record no replayed call made): its calls
-        // are counted, not run.
-        while let Ok(batch) = rx.try_recv() {
-            for item in &batch {
-                if let Item::Call(_, row, _, _) = item {
-                    tally.skip(row.name, "its thread was never created in replay");
-                }
-            }
-            release(shared, batch);
-        }
+    let Some(proc) = shared.wait_birth((tid, false)) else {
+        drain(shared, rx);
         return tally;
     };
-    shared.busy.fetch_add(1, Ordering::AcqRel);
     lock(&shared.latest).insert(tid, proc.downgrade());
     let birth = |child: u32, p: Proc| {
         lock(&shared.latest).insert(child, p.downgrade());
@@ -727,7 +674,7 @@ fn thread_main(shared: &Shared<'_>, tid: u32, rx: Receiver<Vec<Item>>) -> Tally 
                     shared.progress.calls.fetch_add(1, Ordering::Relaxed);
                 }
                 Item::Inherit(from) => {
-                    if let Some(p) = shared.wait_birth((from, true), true) {
+                    if let Some(p) = shared.wait_birth((from, true)) {
                         th.proc = p;
                         lock(&shared.latest).insert(tid, th.proc.downgrade());
                     }
@@ -745,12 +692,6 @@ fn thread_main(shared: &Shared<'_>, tid: u32, rx: Receiver<Vec<Item>>) -> Tally 
         shared.release(finished.0, finished.1);
     }
     drain(shared, rx);
-    // Under the births lock, so a waiter checks `busy` before or after
-    // this change, never between its check and its sleep.
-    let births = lock(&shared.births);
-    shared.busy.fetch_sub(1, Ordering::AcqRel);
-    drop(births);
-    shared.births_cv.notify_all();
     tally
 }
 
