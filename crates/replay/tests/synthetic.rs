@@ -496,6 +496,19 @@ fn a_read_of_a_non_blocking_pipe_waits_for_the_rest_of_its_bytes() {
         | libc::CLONE_THREAD) as u64;
     const CHILD: u32 = PID + 1;
     s.call("clone", &[thread, P, P, P, P], i64::from(CHILD), &[]);
+    // The new thread's start, as the recorders write it.
+    s.seq += 1;
+    let start = Record::ProcessStart(ProcessStart {
+        seq: s.seq,
+        time_ns: s.t + 400,
+        tgid: PID,
+        tid: CHILD,
+        cause: StartCause::Created,
+        ppid: PID,
+        cwd: b"/".to_vec(),
+        ..ProcessStart::default()
+    });
+    s.records.push(start);
     let ms = 1_000_000;
     let at = |s: &mut Script,
               tid: u32,
