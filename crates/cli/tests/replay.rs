@@ -76,6 +76,21 @@ fn build(tmp: &Path, name: &str) -> PathBuf {
     compile(tmp, name, &src)
 }
 
+/// Builds a program of this crate's tests (`tests/programs`).
+fn program(tmp: &Path, name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/programs")
+        .join(format!("{name}.c"));
+    compile(tmp, name, &src)
+}
+
+/// `reanimator dump` of a trace.
+fn dump(trace: &Path) -> String {
+    let out = Command::new(bin()).arg("dump").arg(trace).output().unwrap();
+    assert!(out.status.success(), "dump: {}", show(&out));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Compiles one C source into `tmp`.
 fn compile(tmp: &Path, name: &str, src: &Path) -> PathBuf {
     require("cc");
@@ -406,12 +421,7 @@ fn cp_on_xfs_clones_and_replays_onto_any_file_system() {
     for backend in ["ptrace", "auto"] {
         let _ = std::fs::remove_file(work.join("dst.bin"));
         let trace = record_with(tmp.path(), &work, backend, &["cp", "src.bin", "dst.bin"]);
-        let dump = Command::new(bin())
-            .arg("dump")
-            .arg(&trace)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&dump.stdout);
+        let text = dump(&trace);
         assert!(
             text.lines()
                 .any(|l| l.contains("ioctl(") && l.contains(", FICLONE, ") && l.contains(") = 0")),
@@ -498,8 +508,7 @@ fn fio_splice_and_posix_aio_engines_replay_clean() {
 #[test]
 fn file_operations_by_descriptor_replay_clean() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/fileops.c");
-    let exe = compile(tmp.path(), "fileops", &src);
+    let exe = program(tmp.path(), "fileops");
     for backend in ["ptrace", "auto"] {
         let work = tmp.path().join(format!("work-{backend}"));
         std::fs::create_dir_all(&work).unwrap();
@@ -523,8 +532,7 @@ fn file_operations_by_descriptor_replay_clean() {
 #[test]
 fn processes_that_come_and_go_fast_replay_clean() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/spawns.c");
-    let exe = compile(tmp.path(), "spawns", &src);
+    let exe = program(tmp.path(), "spawns");
     for backend in ["ptrace", "auto"] {
         let work = tmp.path().join(format!("work-{backend}"));
         std::fs::create_dir_all(&work).unwrap();
@@ -534,12 +542,7 @@ fn processes_that_come_and_go_fast_replay_clean() {
             out.contains("round 19"),
             "spawns did not finish under {backend}: {out}"
         );
-        let dump = Command::new(bin())
-            .arg("dump")
-            .arg(&trace)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&dump.stdout);
+        let text = dump(&trace);
         // Every task started once and ended once: 20 rounds of 3
         // processes, one with 3 threads, and the program itself.
         let starts = text.lines().filter(|l| l.contains(" === process ")).count();

@@ -444,22 +444,21 @@ impl Thread<'_> {
                         a[i] = keep.strings.last().unwrap().as_ptr() as u64;
                     }
                 }
-                Kind::Path
-                    if !Self::nofollow(ev, row, i) && self.whole_fd_link(ev, i).is_some() =>
-                {
-                    // Named through its descriptor: the replayer's own link
-                    // to that descriptor reaches the very object, inside
-                    // the root.
-                    let fd = self.whole_fd_link(ev, i).expect("checked");
-                    let link = CString::new(fd_path(fd.as_fd())).expect("no NUL");
-                    a[i] = link.as_ptr() as u64;
-                    keep.strings.push(link);
-                    keep.fds.push(fd);
-                    if i > 0 && params[i - 1].kind == Kind::DirFd {
-                        a[i - 1] = AT_FDCWD as u64;
-                    }
-                }
                 Kind::Path => {
+                    let nofollow = Self::nofollow(ev, row, i);
+                    if let Some(fd) = self.whole_fd_link(ev, i).filter(|_| !nofollow) {
+                        // Named through its descriptor: the replayer's own
+                        // link to that descriptor reaches the very object,
+                        // inside the root.
+                        let link = CString::new(fd_path(fd.as_fd())).expect("no NUL");
+                        a[i] = link.as_ptr() as u64;
+                        keep.strings.push(link);
+                        keep.fds.push(fd);
+                        if i > 0 && params[i - 1].kind == Kind::DirFd {
+                            a[i - 1] = AT_FDCWD as u64;
+                        }
+                        continue;
+                    }
                     let full = match self.full_path(ev, row, i) {
                         Ok(f) => f,
                         Err(e) => return self.settle(ev, row, e, &keep, &outs),
@@ -467,7 +466,7 @@ impl Thread<'_> {
                     if is_pseudo(&full) {
                         return self.simulate(ev, row);
                     }
-                    let name = if Self::nofollow(ev, row, i) {
+                    let name = if nofollow {
                         self.root.entry(&full).map(|(dir, name)| {
                             keep.paths.push(dir);
                             name.into_bytes()
@@ -678,7 +677,8 @@ impl Thread<'_> {
             }
         }
         let mut got = raw_syscall(ev.nr, &a);
-        if stream_fd.is_some() && got > 0 && got < expected && continues_short_reads(row) {
+        let short = got > 0 && got < expected && continues_short_reads(row);
+        if let Some(fd) = stream_fd.filter(|_| short) {
             // A pipe read returns what is there; keep reading until the
             // recorded amount arrived, as it had in the recording.
             let base = a[1];
@@ -687,13 +687,9 @@ impl Thread<'_> {
                 b[1] = base + got as u64;
                 b[2] = (expected - got) as u64;
                 let r = raw_syscall(ev.nr, &b);
-                if r == -i64::from(libc::EAGAIN) {
-                    // A non-blocking pipe (libuv, cmake): wait for the rest.
-                    if let Some(fd) = stream_fd {
-                        if self.wait_ready(fd, true).is_ok() {
-                            continue;
-                        }
-                    }
+                // A non-blocking pipe (libuv, cmake): wait for the rest.
+                if r == -i64::from(libc::EAGAIN) && self.wait_ready(fd, true).is_ok() {
+                    continue;
                 }
                 if r <= 0 {
                     break;

@@ -79,6 +79,19 @@ impl Script {
         self
     }
 
+    /// Makes the last call thread `tid`'s, entered and ended at the given
+    /// times.
+    fn by(&mut self, tid: u32, enter_ns: u64, exit_ns: u64) -> &mut Self {
+        if let Some(Record::Syscall(e)) = self.records.last_mut() {
+            e.tid = tid;
+            e.enter_ns = enter_ns;
+            if let Some(x) = e.exit.as_mut() {
+                x.exit_ns = exit_ns;
+            }
+        }
+        self
+    }
+
     fn write(&self, path: &Path) {
         let mut w = Writer::create(path, &TraceMeta::default(), WriterOptions::default()).unwrap();
         for r in &self.records {
@@ -510,56 +523,13 @@ fn a_read_of_a_non_blocking_pipe_waits_for_the_rest_of_its_bytes() {
     });
     s.records.push(start);
     let ms = 1_000_000;
-    let at = |s: &mut Script,
-              tid: u32,
-              enter: u64,
-              exit: u64,
-              nr: &str,
-              args: &[u64],
-              ret: i64,
-              caps: &[(u8, Role, &[u8])]| {
-        s.call(nr, args, ret, caps);
-        if let Some(Record::Syscall(e)) = s.records.last_mut() {
-            e.tid = tid;
-            e.enter_ns = enter;
-            e.exit = Some(SyscallExit {
-                exit_ns: exit,
-                ret,
-                is_error: ret < 0,
-            });
-        }
-    };
-    at(
-        &mut s,
-        CHILD,
-        10 * ms,
-        11 * ms,
-        "write",
-        &[4, P, 3],
-        3,
-        &[(1, Role::Entry, b"abc")],
-    );
+    s.call("write", &[4, P, 3], 3, &[(1, Role::Entry, b"abc")])
+        .by(CHILD, 10 * ms, 11 * ms);
     // Records come in completion order, ids in entry order.
-    at(
-        &mut s,
-        CHILD,
-        200 * ms,
-        201 * ms,
-        "write",
-        &[4, P, 3],
-        3,
-        &[(1, Role::Entry, b"def")],
-    );
-    at(
-        &mut s,
-        PID,
-        20 * ms,
-        220 * ms,
-        "read",
-        &[3, P, 100],
-        6,
-        &[(1, Role::Exit, b"abcdef")],
-    );
+    s.call("write", &[4, P, 3], 3, &[(1, Role::Entry, b"def")])
+        .by(CHILD, 200 * ms, 201 * ms);
+    s.call("read", &[3, P, 100], 6, &[(1, Role::Exit, b"abcdef")])
+        .by(PID, 20 * ms, 220 * ms);
     let n = s.records.len();
     for (i, seq) in [(n - 2, s.seq), (n - 1, s.seq - 1)] {
         if let Record::Syscall(e) = &mut s.records[i] {
