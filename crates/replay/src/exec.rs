@@ -182,21 +182,45 @@ fn proc_fd_link(path: &[u8], tgid: u32, tid: u32) -> Option<(i32, &[u8])> {
 }
 
 /// Puts a descriptor the call `ev` created into a table. An entry still
-/// at that number was closed, in the recording, by a call that overlapped
-/// this one (replay ran them in the other order): it is kept aside for
-/// that close.
+/// at that number belongs to a call that overlapped this one in the
+/// recording (replay ran them in the other order): of the two, the one
+/// opened later in the recording stays on top and the other is kept
+/// aside for the calls that used it (see [`live`]).
 fn install(t: &mut HashMap<i32, FdEntry>, fd: i32, mut e: FdEntry, ev: &SyscallEvent) {
     e.opened_ns = ev.exit.map_or(ev.enter_ns, |x| x.exit_ns);
-    e.displaced = t.remove(&fd).map(|mut old| {
-        old.displaced = None;
-        Box::new(old)
-    });
-    t.insert(fd, e);
+    e.displaced = None;
+    match t.remove(&fd) {
+        Some(mut newer) if newer.opened_ns > e.opened_ns => {
+            newer.displaced = Some(Box::new(e));
+            t.insert(fd, newer);
+        }
+        old => {
+            e.displaced = old.map(|mut old| {
+                old.displaced = None;
+                Box::new(old)
+            });
+            t.insert(fd, e);
+        }
+    }
 }
 
-/// Removes what `close(fd)` closes: normally the entry, but the displaced
-/// one when the entry was created by a call that ended after this close
-/// began (so this close cannot be closing it).
+/// The entry `fd` named when the call `ev` began in the recording: the
+/// one on top, unless that was opened only after `ev` began and an older
+/// one is kept aside.
+pub(crate) fn live<'t>(
+    t: &'t mut HashMap<i32, FdEntry>,
+    fd: i32,
+    ev: &SyscallEvent,
+) -> Option<&'t mut FdEntry> {
+    let top = t.get_mut(&fd)?;
+    if top.opened_ns > ev.enter_ns && top.displaced.is_some() {
+        top.displaced.as_deref_mut()
+    } else {
+        Some(top)
+    }
+}
+
+/// Removes what `close(fd)` closes: the entry [`live`] when it began.
 fn close_entry(t: &mut HashMap<i32, FdEntry>, fd: i32, ev: &SyscallEvent) -> Option<FdEntry> {
     match t.get_mut(&fd) {
         Some(e) if e.opened_ns > ev.enter_ns && e.displaced.is_some() => {
@@ -327,7 +351,7 @@ impl Thread<'_> {
                 .then(|| ev.args[i - 1] as i32)
                 .filter(|&d| d != AT_FDCWD);
             let base = match dirfd {
-                Some(d) => match self.proc.entry(d) {
+                Some(d) => match self.proc.entry(ev, d) {
                     Some(e) if !e.path.is_empty() => e.path,
                     Some(_) => return Err(-i64::from(libc::ENOTDIR)),
                     None => return Err(-i64::from(libc::EBADF)),
@@ -340,7 +364,7 @@ impl Thread<'_> {
         // and glibc's fchmodat fallback use it): follow it in the emulated
         // table, never to the host's /proc.
         if let Some((fd, rest)) = proc_fd_link(&full, ev.tgid, ev.tid) {
-            return match self.proc.entry(fd) {
+            return match self.proc.entry(ev, fd) {
                 Some(e) if !e.path.is_empty() && !is_pseudo(&e.path) => {
                     Ok(join_as_called(&e.path, rest))
                 }
@@ -357,7 +381,7 @@ impl Thread<'_> {
     /// entry holds the directory), a renamed file has another.
     fn whole_fd_link(&self, ev: &SyscallEvent, i: usize) -> Option<Arc<OwnedFd>> {
         let (fd, rest) = proc_fd_link(Self::path_arg(ev, i)?, ev.tgid, ev.tid)?;
-        match self.proc.entry(fd)? {
+        match self.proc.entry(ev, fd)? {
             FdEntry {
                 target: Target::Real(real),
                 ..
@@ -404,7 +428,7 @@ impl Thread<'_> {
         for (i, p) in params.iter().enumerate() {
             let raw = ev.args[i];
             match p.kind {
-                Kind::Fd => match self.proc.entry(raw as i32) {
+                Kind::Fd => match self.proc.entry(ev, raw as i32) {
                     Some(FdEntry {
                         target: Target::Real(fd),
                         stream,
@@ -427,7 +451,7 @@ impl Thread<'_> {
                     // NULL or "" with AT_EMPTY_PATH: the call acts on the
                     // directory descriptor before it.
                     if i > 0 && params[i - 1].kind == Kind::DirFd {
-                        match self.proc.entry(ev.args[i - 1] as i32) {
+                        match self.proc.entry(ev, ev.args[i - 1] as i32) {
                             Some(FdEntry {
                                 target: Target::Real(fd),
                                 ..
@@ -818,7 +842,7 @@ impl Thread<'_> {
         }
         let fd = ev.args[0] as i32;
         let mut table = lock(&self.proc.fds);
-        let entry = table.get_mut(&fd)?;
+        let entry = live(&mut table, fd, ev)?;
         let l = entry.listing.get_or_insert_with(Default::default).clone();
         drop(table);
         let mut l = lock(&l);
@@ -913,7 +937,7 @@ impl Thread<'_> {
                     _ => (Some(arg(1)), Some(arg(2))),
                 };
                 let mut t = lock(&self.proc.fds);
-                let got = match t.get(&(arg(0) as i32)).cloned() {
+                let got = match live(&mut t, arg(0) as i32, ev).map(|e| e.clone()) {
                     None => -i64::from(libc::EBADF),
                     Some(_) if target == Some(arg(0)) && flags.is_some() => {
                         -i64::from(libc::EINVAL)
@@ -968,7 +992,7 @@ impl Thread<'_> {
                 let target = if row.param_of(Kind::Path).is_some() {
                     self.full_path(ev, row, 0)
                 } else {
-                    match self.proc.entry(arg(0) as i32) {
+                    match self.proc.entry(ev, arg(0) as i32) {
                         Some(e) if !e.path.is_empty() => Ok(e.path),
                         Some(_) => return Some(Outcome::Simulated(None)),
                         None => Err(-i64::from(libc::EBADF)),
@@ -1063,7 +1087,7 @@ impl Thread<'_> {
         let last = row.params().len() - 1;
         let mut real = Vec::with_capacity(2);
         for i in [0, last] {
-            match self.proc.entry(ev.args[i] as i32) {
+            match self.proc.entry(ev, ev.args[i] as i32) {
                 Some(FdEntry {
                     target: Target::Real(fd),
                     ..
@@ -1147,7 +1171,7 @@ impl Thread<'_> {
         let expected = Self::expected(ev);
         let (fd, cmd, arg) = (ev.args[0] as i32, ev.args[1] as i32, ev.args[2]);
         let mut t = lock(&self.proc.fds);
-        let Some(entry) = t.get_mut(&fd) else {
+        let Some(entry) = live(&mut t, fd, ev) else {
             return Some(Outcome::Simulated(verify::ret(
                 Ret::Int,
                 expected,
@@ -1212,7 +1236,7 @@ impl Thread<'_> {
         let Some(FdEntry {
             target: Target::Real(real),
             ..
-        }) = self.proc.entry(fd)
+        }) = self.proc.entry(ev, fd)
         else {
             return Some(Outcome::Simulated(None));
         };
@@ -1391,7 +1415,7 @@ fn fd_pair(ev: &SyscallEvent, arg: u8) -> Option<(i32, i32)> {
 
 #[cfg(test)]
 mod tests {
-    use super::{catalogue, close_entry, continues_short_reads, install, proc_fd_link};
+    use super::{catalogue, close_entry, continues_short_reads, install, live, proc_fd_link};
     use crate::state::FdEntry;
     use reanimator_trace::{SyscallEvent, SyscallExit};
     use std::collections::HashMap;
@@ -1435,6 +1459,32 @@ mod tests {
         assert_eq!(t[&3].path, b"/new");
         // A later close closes the new file.
         assert_eq!(close_entry(&mut t, 3, &call(40, 41)).unwrap().path, b"/new");
+        assert!(t.is_empty());
+    }
+
+    #[test]
+    fn an_open_replayed_before_an_older_open_and_close_of_its_number_keeps_it() {
+        // Recorded (a JVM's threads): thread A's open over [10, 50]
+        // returned 3; meanwhile thread B opened 3 over [20, 25], used it
+        // at 30 and closed it at 35. Replay ran A's open first.
+        let mut t = HashMap::new();
+        install(
+            &mut t,
+            3,
+            FdEntry::simulated(b"/a".to_vec(), false),
+            &call(10, 50),
+        );
+        install(
+            &mut t,
+            3,
+            FdEntry::simulated(b"/b".to_vec(), false),
+            &call(20, 25),
+        );
+        assert_eq!(live(&mut t, 3, &call(30, 31)).unwrap().path, b"/b");
+        assert_eq!(close_entry(&mut t, 3, &call(35, 36)).unwrap().path, b"/b");
+        // A's later calls find A's file.
+        assert_eq!(live(&mut t, 3, &call(60, 61)).unwrap().path, b"/a");
+        assert_eq!(close_entry(&mut t, 3, &call(70, 71)).unwrap().path, b"/a");
         assert!(t.is_empty());
     }
 

@@ -7,6 +7,7 @@
 //! copied exactly as `clone` flags say, and `execve` closes what
 //! `FD_CLOEXEC` marks.
 
+use reanimator_trace::SyscallEvent;
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -246,8 +247,8 @@ impl Proc {
         self.maps = Arc::default();
     }
 
-    /// The entry for traced descriptor `fd`.
-    pub fn entry(&self, fd: i32) -> Option<FdEntry> {
-        lock(&self.fds).get(&fd).cloned()
+    /// The entry for traced descriptor `fd` as the call `ev` saw it.
+    pub fn entry(&self, ev: &SyscallEvent, fd: i32) -> Option<FdEntry> {
+        crate::exec::live(&mut lock(&self.fds), fd, ev).cloned()
     }
 }

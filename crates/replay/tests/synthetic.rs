@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use reanimator_fsstate::Root;
-use reanimator_replay::{replay, Options, Progress, Report};
+use reanimator_replay::{replay, Options, OrderPolicy, Progress, Report};
 use reanimator_trace::*;
 
 /// Builds a single-process trace call by call.
@@ -87,6 +87,41 @@ impl Script {
             e.enter_ns = enter_ns;
             if let Some(x) = e.exit.as_mut() {
                 x.exit_ns = exit_ns;
+            }
+        }
+        self
+    }
+
+    /// Appends a `clone` that makes thread `tid` of the process, and the
+    /// thread's start record, as the recorders write them.
+    fn thread(&mut self, tid: u32) -> &mut Self {
+        let flags = (libc::CLONE_VM
+            | libc::CLONE_FS
+            | libc::CLONE_FILES
+            | libc::CLONE_SIGHAND
+            | libc::CLONE_THREAD) as u64;
+        self.call("clone", &[flags, P, P, P, P], i64::from(tid), &[]);
+        self.seq += 1;
+        self.records.push(Record::ProcessStart(ProcessStart {
+            seq: self.seq,
+            time_ns: self.t + 400,
+            tgid: PID,
+            tid,
+            cause: StartCause::Created,
+            ppid: PID,
+            cwd: b"/".to_vec(),
+            ..ProcessStart::default()
+        }));
+        self
+    }
+
+    /// Gives the last `n` calls the ids `ids` (records come in completion
+    /// order, ids in entry order).
+    fn renumber(&mut self, ids: &[u64]) -> &mut Self {
+        let n = self.records.len();
+        for (r, &id) in self.records[n - ids.len()..].iter_mut().zip(ids) {
+            if let Record::Syscall(e) = r {
+                e.seq = id;
             }
         }
         self
@@ -502,26 +537,8 @@ fn a_read_of_a_non_blocking_pipe_waits_for_the_rest_of_its_bytes() {
         0,
         &[(0, Role::Exit, &fds)],
     );
-    let thread = (libc::CLONE_VM
-        | libc::CLONE_FS
-        | libc::CLONE_FILES
-        | libc::CLONE_SIGHAND
-        | libc::CLONE_THREAD) as u64;
     const CHILD: u32 = PID + 1;
-    s.call("clone", &[thread, P, P, P, P], i64::from(CHILD), &[]);
-    // The new thread's start, as the recorders write it.
-    s.seq += 1;
-    let start = Record::ProcessStart(ProcessStart {
-        seq: s.seq,
-        time_ns: s.t + 400,
-        tgid: PID,
-        tid: CHILD,
-        cause: StartCause::Created,
-        ppid: PID,
-        cwd: b"/".to_vec(),
-        ..ProcessStart::default()
-    });
-    s.records.push(start);
+    s.thread(CHILD);
     let ms = 1_000_000;
     s.call("write", &[4, P, 3], 3, &[(1, Role::Entry, b"abc")])
         .by(CHILD, 10 * ms, 11 * ms);
@@ -530,12 +547,8 @@ fn a_read_of_a_non_blocking_pipe_waits_for_the_rest_of_its_bytes() {
         .by(CHILD, 200 * ms, 201 * ms);
     s.call("read", &[3, P, 100], 6, &[(1, Role::Exit, b"abcdef")])
         .by(PID, 20 * ms, 220 * ms);
-    let n = s.records.len();
-    for (i, seq) in [(n - 2, s.seq), (n - 1, s.seq - 1)] {
-        if let Record::Syscall(e) = &mut s.records[i] {
-            e.seq = seq;
-        }
-    }
+    let last = s.seq;
+    s.renumber(&[last, last - 1]);
     let opts = Options {
         timing: reanimator_replay::Timing::Scaled(1.0),
         ..Options::default()
@@ -543,4 +556,50 @@ fn a_read_of_a_non_blocking_pipe_waits_for_the_rest_of_its_bytes() {
     let (report, lines) = run_with(&s, root.path(), &opts);
     assert!(report.is_clean(), "{lines:?}\n{}", report.table());
     assert_eq!(report.tally.calls["read"].executed, 1, "{}", report.table());
+}
+
+#[test]
+fn an_open_that_outlived_another_threads_open_and_close_of_its_number_keeps_it() {
+    // A JVM's threads, as ptrace recorded them: thread A's open returned
+    // 3 over [10, 50] ms; meanwhile thread B opened 3 over [20, 25], read
+    // it and closed it. Strict order runs A's open first (it began first);
+    // B's open, read and close must still reach B's file, and A's later
+    // read A's.
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("a"), "A").unwrap();
+    std::fs::write(root.path().join("b"), "B").unwrap();
+    let mut s = Script::new("/");
+    const A: u32 = PID + 1;
+    s.thread(A);
+    let ms = 1_000_000;
+    let base = s.seq;
+    let ro = libc::O_RDONLY as u64;
+    s.call("openat", &[AT_FDCWD, P, ro], 3, &[(1, Role::Entry, b"b")])
+        .by(PID, 20 * ms, 25 * ms);
+    s.call("read", &[3, P, 10], 1, &[(1, Role::Exit, b"B")])
+        .by(PID, 30 * ms, 31 * ms);
+    s.call("close", &[3], 0, &[]).by(PID, 35 * ms, 36 * ms);
+    s.call("openat", &[AT_FDCWD, P, ro], 3, &[(1, Role::Entry, b"a")])
+        .by(A, 10 * ms, 50 * ms);
+    s.call("read", &[3, P, 10], 1, &[(1, Role::Exit, b"A")])
+        .by(A, 60 * ms, 61 * ms);
+    s.call("close", &[3], 0, &[]).by(A, 70 * ms, 71 * ms);
+    s.renumber(&[base + 2, base + 3, base + 4, base + 1, base + 5, base + 6]);
+    for order in [
+        OrderPolicy::Strict,
+        OrderPolicy::Overlap,
+        OrderPolicy::Commute,
+    ] {
+        let opts = Options {
+            order,
+            ..Options::default()
+        };
+        let (report, lines) = run_with(&s, root.path(), &opts);
+        assert!(
+            report.is_clean(),
+            "{order:?}: {lines:?}\n{}",
+            report.table()
+        );
+        assert_eq!(report.tally.calls["read"].executed, 2, "{}", report.table());
+    }
 }
