@@ -317,6 +317,8 @@ pub enum Effect {
     Umask,
     /// Replaces the program, which drops close-on-exec descriptors.
     Exec,
+    /// Ends every thread of the process (`exit_group`).
+    EndProcess,
     /// Creates a process or thread. The value holds the clone flags the
     /// call implies (vfork: `CLONE_VM | CLONE_VFORK`); others come from its
     /// `Flags(Clone)` argument or its `clone_args` structure.
@@ -328,6 +330,16 @@ pub enum Effect {
     /// btrfs). Nothing of those bytes passes through the call, so replay
     /// copies them where its file system cannot share them.
     Clone,
+}
+
+impl Effect {
+    /// The call (if it succeeds) ends the caller's address space, and with
+    /// it every mapping: stores still in a shared file mapping then reach
+    /// the file with no further call, so recorders capture them at its
+    /// entry as [`MAPPED_AT_EXIT`] pseudo-calls.
+    pub fn ends_address_space(self) -> bool {
+        matches!(self, Effect::Exec | Effect::EndProcess)
+    }
 }
 
 /// A set of [`Group`] bits.
@@ -617,8 +629,27 @@ pub fn all() -> &'static [Syscall] {
     table::TABLE
 }
 
-/// The row for syscall number `nr`, if the catalogue knows it.
+/// The first pseudo-call number: above every real x86-64 system call
+/// (see [`pseudo_calls`]).
+pub const PSEUDO_BASE: u32 = 1024;
+
+/// `mapped_at_exit(addr, length)`: the bytes a shared writable file
+/// mapping held when its process exited or called `execve` with it still
+/// mapped, which reach the file with no system call.
+pub const MAPPED_AT_EXIT: u32 = PSEUDO_BASE;
+
+/// The pseudo-calls: events the kernel performs without a system call that
+/// recorders write as calls, numbered from [`PSEUDO_BASE`].
+pub fn pseudo_calls() -> &'static [Syscall] {
+    table::PSEUDO
+}
+
+/// The row for syscall number `nr` (or pseudo-call), if the catalogue
+/// knows it.
 pub fn by_nr(nr: u32) -> Option<&'static Syscall> {
+    if nr >= PSEUDO_BASE {
+        return table::PSEUDO.iter().find(|s| s.nr == nr);
+    }
     static INDEX: OnceLock<Vec<u16>> = OnceLock::new();
     let index = INDEX.get_or_init(|| {
         let max = table::TABLE.iter().map(|s| s.nr).max().unwrap_or(0) as usize;
@@ -661,7 +692,10 @@ pub fn ioctl_requests() -> &'static [(u64, Syscall)] {
 
 /// The row for the syscall called `name`, if the catalogue knows it.
 pub fn by_name(name: &str) -> Option<&'static Syscall> {
-    table::TABLE.iter().find(|s| s.name == name)
+    table::TABLE
+        .iter()
+        .chain(table::PSEUDO)
+        .find(|s| s.name == name)
 }
 
 /// The display name of syscall `nr`: its catalogue name, or `syscall_<nr>`

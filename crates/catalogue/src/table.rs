@@ -309,7 +309,7 @@ pub(crate) const TABLE: &[Syscall] = &[
     raw!(228, clock_gettime, Ignore, G::CLOCK),
     raw!(229, clock_getres, Ignore, G::CLOCK),
     raw!(230, clock_nanosleep, Simulate, G::CLOCK),
-    sys!(231, exit_group, [status: Int], None, Emulate, G::PROCESS),
+    sys!(231, exit_group, [status: Int], None, Emulate, G::PROCESS, E::EndProcess),
     sys!(232, epoll_wait, [epfd: Fd, events: Ptr, maxevents: Int, timeout: Int], Int, Simulate, G::DESC),
     raw!(233, epoll_ctl, Simulate, G::DESC),
     sys!(234, tgkill, [tgid: Pid, tid: Pid, sig: Signal], Int, Emulate, G::SIGNAL),
@@ -474,4 +474,15 @@ pub(crate) static IOCTLS: &[(u64, Syscall)] = &[
         crate::FICLONE,
         sys!(16, ioctl, [fd: Fd, request: Flags(F::Ioctl), src_fd: Fd], Int, Execute, G::DESC, E::Clone),
     ),
+];
+
+/// Pseudo-calls: what the kernel does with no system call that a trace
+/// must still hold, recorded as calls numbered from
+/// [`crate::PSEUDO_BASE`] so that this table drives them like the rest.
+pub(crate) static PSEUDO: &[Syscall] = &[
+    // The bytes a shared writable file mapping held when its address space
+    // went (the process called exit_group or execve with it still
+    // mapped): the stores since the last munmap or msync that no call
+    // would otherwise show. Read at that call's entry.
+    sys!(1024, mapped_at_exit, [addr: Mapped { len: 1 }, length: Size], Int, Execute, G::MEMORY, E::Sync),
 ];

@@ -709,7 +709,12 @@ fn effects_have_the_arguments_their_followers_read() {
             }
         )
     };
-    for s in all().iter().chain(ioctl_requests().iter().map(|(_, r)| r)) {
+    let pseudo = reanimator_catalogue::pseudo_calls().iter();
+    for s in all()
+        .iter()
+        .chain(ioctl_requests().iter().map(|(_, r)| r))
+        .chain(pseudo)
+    {
         let kinds: Vec<Kind> = s.params().iter().map(|p| p.kind).collect();
         let has = |k: Kind| kinds.contains(&k);
         let ok = match s.effect {
@@ -722,7 +727,7 @@ fn effects_have_the_arguments_their_followers_read() {
             Effect::Pipe => kinds.first().is_some_and(fd_pair),
             Effect::Map => s.param_of(Kind::Fd) == Some(4),
             Effect::Unmap | Effect::Sync => matches!(kinds.first(), Some(Kind::Mapped { .. })),
-            Effect::Remap | Effect::Umask | Effect::Exec => !kinds.is_empty(),
+            Effect::Remap | Effect::Umask | Effect::Exec | Effect::EndProcess => !kinds.is_empty(),
             Effect::Chdir => kinds == [Kind::Path] || kinds == [Kind::Fd],
             Effect::Clone => kinds.first() == Some(&Kind::Fd) && kinds.last() == Some(&Kind::Fd),
             Effect::Spawn(implied) => {
@@ -743,6 +748,12 @@ fn effects_have_the_arguments_their_followers_read() {
     assert_eq!(effect("openat2"), Effect::Open);
     assert_eq!(effect("fchdir"), Effect::Chdir);
     assert_eq!(effect("fork"), Effect::Spawn(0));
+    assert_eq!(effect("exit_group"), Effect::EndProcess);
+    assert_eq!(
+        effect("exit"),
+        Effect::None,
+        "one thread's end keeps the address space"
+    );
     assert_eq!(
         effect("vfork"),
         Effect::Spawn((libc::CLONE_VM | libc::CLONE_VFORK) as u64)
@@ -1013,4 +1024,19 @@ fn asynchronous_io_calls_are_one_group() {
     for n in ["read", "pwrite64", "ioctl", "preadv2"] {
         assert!(!by_name(n).unwrap().in_groups(Group::AIO), "{n}");
     }
+}
+
+#[test]
+fn pseudo_calls_are_numbered_above_every_real_call_and_found_by_number_and_name() {
+    let real_max = all().iter().map(|r| r.nr).max().unwrap();
+    assert!(reanimator_catalogue::PSEUDO_BASE > real_max);
+    for row in reanimator_catalogue::pseudo_calls() {
+        assert!(row.nr >= reanimator_catalogue::PSEUDO_BASE, "{}", row.name);
+        assert_eq!(by_nr(row.nr).map(|r| r.name), Some(row.name));
+        assert_eq!(by_name(row.name).map(|r| r.nr), Some(row.nr));
+    }
+    let m = by_nr(reanimator_catalogue::MAPPED_AT_EXIT).unwrap();
+    assert_eq!(m.name, "mapped_at_exit");
+    assert!(matches!(m.params()[0].kind, Kind::Mapped { len: 1 }));
+    assert_eq!(m.effect, Effect::Sync);
 }

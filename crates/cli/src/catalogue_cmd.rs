@@ -41,7 +41,7 @@ pub fn run(args: &CatalogueArgs) -> Result<ExitCode> {
         }
     }
     let mut shown = 0;
-    for s in catalogue::all() {
+    for s in catalogue::all().iter().chain(catalogue::pseudo_calls()) {
         let by_name = names.contains(&s.name);
         let by_group = groups != 0 && s.groups & groups != 0;
         let unfiltered = names.is_empty() && groups == 0;

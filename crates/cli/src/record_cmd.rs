@@ -235,6 +235,7 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
         options: [("data".to_string(), data_text(args.data))].into(),
         syscalls: reanimator_catalogue::all()
             .iter()
+            .chain(reanimator_catalogue::pseudo_calls())
             .map(|s| format!("{} {s}", s.nr))
             .collect(),
         ..TraceMeta::default()
@@ -334,7 +335,7 @@ fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, los
             s.mappings_at_exit,
             "shared writable mapping",
             "shared writable mappings",
-            "open at exit (stores after their last msync not captured)",
+            "open when their process was killed or its last thread called exit (stores after their last msync not captured)",
         ),
         (s.captures.unreadable, "capture", "captures", "unreadable"),
         (

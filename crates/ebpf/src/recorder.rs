@@ -28,7 +28,7 @@ use reanimator_trace::{
 use crate::gate::{is_gate_fd, late_paths, read_path, Filter, Gate, Held};
 use crate::guard::{map_fd, Ending, Guard};
 use crate::records::{
-    parse, RingRecord, CAP_EXIT, CAP_FAILED, CAP_RETRY, CAP_STRING, CAP_UNTERMINATED,
+    parse, RingRecord, CAP_EXIT, CAP_FAILED, CAP_RETRY, CAP_RUN, CAP_STRING, CAP_UNTERMINATED,
 };
 use crate::skel::{RecorderSkel, RecorderSkelBuilder};
 use crate::{spec, Options};
@@ -168,6 +168,7 @@ fn load<'o>(
         DataPolicy::None => 0,
         DataPolicy::Max(n) => n.min(CAPTURE_MAX),
     };
+    ro.mapped_at_exit_nr = catalogue::MAPPED_AT_EXIT;
     ro.high_water = u64::from(ring) * u64::from(opts.high_water_percent.clamp(1, 99)) / 100;
     // Halfway from the mark to full: the rest stays free for call records
     // and spills, whatever one call's buffers amount to.
@@ -917,6 +918,8 @@ impl<'s> Recorder<'s, '_, '_> {
                 self.summary.backpressure_stops += at(2);
                 before_attach += at(3);
                 untracked += at(4);
+                // Each at least one mapping whose last stores may be lost.
+                self.summary.mappings_at_exit += at(5);
             }
         }
         // Spawned, the only call under way when following starts is the
@@ -1035,6 +1038,18 @@ fn close(task: &mut Task, policy: DataPolicy, counts: &mut CaptureCounts) {
             counts.unreadable += 1;
             CaptureStatus::Unreadable
         } else if open.flags & CAP_UNTERMINATED != 0 {
+            counts.truncated += 1;
+            CaptureStatus::Truncated
+        } else {
+            CaptureStatus::Complete
+        }
+    } else if open.flags & CAP_RUN != 0 {
+        // A run of readable pages of a mapped range, from page `elem`:
+        // short only where the range was longer than the data limit.
+        let from = u64::from(head.elem) * 4096;
+        head.len = got;
+        if from + got == open.want && open.want < open.present {
+            head.len = open.present - from;
             counts.truncated += 1;
             CaptureStatus::Truncated
         } else {

@@ -12,6 +12,9 @@ pub(crate) const NR_MAX: u32 = 512;
 pub(crate) const SPEC_LEN: usize = 52;
 /// `SPEC_NEW_IMAGE`: the call replaces the address space.
 const SPEC_NEW_IMAGE: u32 = 1;
+/// `SPEC_ENDS_SPACE`: the call ends the address space (exit_group,
+/// execve); shared mappings are captured at its entry.
+const SPEC_ENDS_SPACE: u32 = 2;
 
 const K_PATH: u8 = 1;
 const K_STR: u8 = 2;
@@ -71,11 +74,13 @@ pub(crate) fn table() -> Vec<(u32, [u8; SPEC_LEN])> {
             for (i, p) in params.iter().take(6).enumerate() {
                 row[i * 8..i * 8 + 8].copy_from_slice(&param(p.kind));
             }
-            let flags = if s.effect == Effect::Exec {
-                SPEC_NEW_IMAGE
-            } else {
-                0
-            };
+            let mut flags = 0;
+            if s.effect == Effect::Exec {
+                flags |= SPEC_NEW_IMAGE;
+            }
+            if s.effect.ends_address_space() {
+                flags |= SPEC_ENDS_SPACE;
+            }
             row[48..52].copy_from_slice(&flags.to_le_bytes());
             row.iter().any(|&b| b != 0).then_some((s.nr, row))
         })
@@ -107,8 +112,11 @@ mod tests {
         assert_eq!(u32::from_le_bytes(s[12..16].try_into().unwrap()), 144);
         // calls that name no memory are not in the map at all
         assert!(row("getpid").is_none());
-        // execve replaces the address space; write does not
-        assert_eq!(&row("execveat").unwrap()[48..52], &[1, 0, 0, 0]);
+        // execve replaces the address space (and ends the old one, as
+        // exit_group does, which names no memory but is in the map for
+        // that); write does neither
+        assert_eq!(&row("execveat").unwrap()[48..52], &[3, 0, 0, 0]);
+        assert_eq!(&row("exit_group").unwrap()[48..52], &[2, 0, 0, 0]);
         assert_eq!(&w[48..52], &[0, 0, 0, 0]);
     }
 }

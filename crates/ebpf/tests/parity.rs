@@ -160,7 +160,7 @@ fn normalise(trace: &Path) -> Normal {
                         _ => x.ret.to_string(),
                     },
                 };
-                let caps: Vec<String> = e
+                let mut caps: Vec<String> = e
                     .captures
                     .iter()
                     .map(|c| {
@@ -174,7 +174,9 @@ fn normalise(trace: &Path) -> Normal {
                             // Stores through shared mappings: the kernel
                             // hook cannot fault in pages the program never
                             // touched, ptrace can (the bytes are the file's
-                            // either way); tests/replay checks the result.
+                            // either way), and writes the pages around
+                            // them as several runs; tests/replay checks
+                            // the result.
                             Some(Kind::Mapped { .. }) => return "mapped".into(),
                             Some(Kind::Struct { .. }) | None => String::new(),
                             _ => format!("{:x?}", c.data.as_deref().map(checksum)),
@@ -190,6 +192,7 @@ fn normalise(trace: &Path) -> Normal {
                         )
                     })
                     .collect();
+                caps.dedup();
                 (
                     e.tid,
                     format!("{}({}) = {ret} {caps:?}", row.name, args.join(", ")),

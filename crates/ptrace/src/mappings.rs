@@ -7,7 +7,7 @@
 //!
 //! [`Kind::Mapped`]: reanimator_catalogue::Kind::Mapped
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use reanimator_catalogue::Effect;
 
@@ -15,6 +15,9 @@ use reanimator_catalogue::Effect;
 #[derive(Default)]
 pub(crate) struct SharedMappings {
     by_tgid: HashMap<u32, Vec<(u64, u64)>>,
+    /// Processes whose mappings were captured at the entry of a call that
+    /// ends their address space (`mapped_at_exit`).
+    captured: HashSet<u32>,
 }
 
 impl SharedMappings {
@@ -88,11 +91,40 @@ impl SharedMappings {
         *ranges = kept;
     }
 
+    /// A child made by `fork` or `vfork` starts with its parent's mappings
+    /// (a shared mapping stays shared across `fork`, so the child's stores
+    /// reach the file too).
+    pub fn inherit(&mut self, parent: u32, child: u32) {
+        if let Some(ranges) = self.by_tgid.get(&parent).filter(|r| !r.is_empty()) {
+            let ranges = ranges.clone();
+            self.by_tgid.insert(child, ranges);
+        }
+    }
+
+    /// The process's mappings were captured as it entered a call that ends
+    /// its address space.
+    pub fn captured_at_exit(&mut self, tgid: u32) {
+        self.captured.insert(tgid);
+    }
+
+    /// That call failed (`execve`): the mappings live on, and stores to
+    /// them after the capture are not in the trace yet.
+    pub fn live_on(&mut self, tgid: u32) {
+        self.captured.remove(&tgid);
+    }
+
     /// The process's address space is gone (exec or exit): returns how many
-    /// shared writable mappings it still had, whose last stores (after the
-    /// last `msync`) the trace cannot hold.
+    /// shared writable mappings it still had whose last stores (after the
+    /// last `msync`) the trace cannot hold: none when they were captured on
+    /// the way out, all when it ended otherwise (killed by a signal, or
+    /// its last thread called `exit`).
     pub fn forget(&mut self, tgid: u32) -> usize {
-        self.by_tgid.remove(&tgid).map_or(0, |r| r.len())
+        let ranges = self.by_tgid.remove(&tgid).map_or(0, |r| r.len());
+        if self.captured.remove(&tgid) {
+            0
+        } else {
+            ranges
+        }
     }
 }
 
@@ -125,5 +157,23 @@ mod tests {
         assert_eq!(m.of(1), &[(0x40000, 0x42000)]);
         assert_eq!(m.forget(1), 1);
         assert!(m.of(1).is_empty());
+    }
+
+    #[test]
+    fn a_fork_inherits_and_an_exit_capture_is_not_counted_lost() {
+        let mut m = SharedMappings::default();
+        let shared = [0, 4096, 3, libc::MAP_SHARED as u64, 5, 0];
+        m.after_call(1, Effect::Map, &shared, 0x10000);
+        m.inherit(1, 2);
+        m.inherit(3, 4);
+        assert_eq!(m.of(2), &[(0x10000, 0x11000)]);
+        assert!(m.of(4).is_empty());
+        // Captured on the way out: nothing lost.
+        m.captured_at_exit(1);
+        assert_eq!(m.forget(1), 0);
+        // A failed execve lives on, and a later end loses the stores.
+        m.captured_at_exit(2);
+        m.live_on(2);
+        assert_eq!(m.forget(2), 1);
     }
 }

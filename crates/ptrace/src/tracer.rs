@@ -629,6 +629,12 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             match event {
                 libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK | libc::PTRACE_EVENT_CLONE => {
                     if let Ok(child) = sys::event_msg(pid) {
+                        if event != libc::PTRACE_EVENT_CLONE {
+                            if let Some(parent) = self.tasks.get(&pid) {
+                                let tgid = parent.tgid;
+                                self.shared.lock().maps.inherit(tgid, child as u32);
+                            }
+                        }
                         if !self.adopted_early.remove(&(child as i32)) {
                             self.adopt_created(child as i32)?;
                         }
@@ -799,6 +805,15 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             return Ok(());
         };
         let policy = self.shared.policy;
+        let ends = catalogue::by_nr(info.nr()).is_some_and(|r| r.effect.ends_address_space());
+        if ends && info.op == OP_ENTRY {
+            let tgid = self
+                .tasks
+                .get(&pid)
+                .expect("task adopted before dispatch")
+                .tgid;
+            self.record_mapped_at_exit(pid, tgid)?;
+        }
         let task = self
             .tasks
             .get_mut(&pid)
@@ -879,6 +894,10 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                     if let (Some(row), Some(ret)) = (row, ret) {
                         c.maps.after_call(head.tgid, row.effect, &head.args, ret);
                     }
+                    if ends && ret.is_none() {
+                        // execve failed: the mappings live on.
+                        c.maps.live_on(head.tgid);
+                    }
                     // Taken under the lock: the trace is in completion order.
                     exit.exit_ns = now_ns();
                     head.exit = Some(exit);
@@ -888,6 +907,50 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             }
             _ => {}
         }
+        Ok(())
+    }
+
+    /// Before a call that ends the address space (`exit_group`, `execve`):
+    /// one `mapped_at_exit` pseudo-call per shared writable file mapping
+    /// still there, with the bytes it holds, so that the stores since its
+    /// last `msync` reach the trace.
+    fn record_mapped_at_exit(&mut self, pid: i32, tgid: u32) -> Result<(), Error> {
+        let ranges = self.shared.lock().maps.of(tgid).to_vec();
+        if ranges.is_empty() {
+            return Ok(());
+        }
+        let row = catalogue::by_nr(catalogue::MAPPED_AT_EXIT).expect("pseudo-call row");
+        let mut caps = Captures::default();
+        for range in ranges {
+            let args = [range.0, range.1 - range.0, 0, 0, 0, 0];
+            caps.clear();
+            let view = CallView {
+                pid,
+                args: &args,
+                ret: None,
+                role: Role::Entry,
+                shared: &[range],
+            };
+            capture(row, &view, self.shared.policy, &mut caps, &mut self.counts);
+            let seq = self.shared.seq();
+            let mut c = self.shared.lock();
+            let now = now_ns();
+            let head = SyscallHead {
+                seq,
+                tgid,
+                tid: pid as u32,
+                nr: row.nr,
+                enter_ns: now,
+                args,
+                exit: Some(SyscallExit {
+                    exit_ns: now,
+                    ret: 0,
+                    is_error: false,
+                }),
+            };
+            c.sink.call(&head, &caps)?;
+        }
+        self.shared.lock().maps.captured_at_exit(tgid);
         Ok(())
     }
 

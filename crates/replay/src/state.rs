@@ -161,9 +161,15 @@ pub(crate) struct Proc {
     pub fds: FdTable,
     /// Its working directory and umask.
     pub fs: Arc<Mutex<FsInfo>>,
-    /// File mappings by traced address.
-    pub maps: Arc<Mutex<HashMap<u64, Mapping>>>,
+    /// File mappings by traced address: the process's own view, but a
+    /// forked child's entries are its parent's mappings (a shared mapping
+    /// reaches the same file pages either way), unmapped when the last
+    /// process holding one lets go.
+    pub maps: Maps,
 }
+
+/// A process's file mappings (see [`Proc::maps`]).
+pub(crate) type Maps = Arc<Mutex<HashMap<u64, Arc<Mapping>>>>;
 
 /// A process's state as long as some thread still uses it: descriptors of
 /// processes that exited or exec'd must close, or a pipe reader replaying
@@ -171,7 +177,7 @@ pub(crate) struct Proc {
 pub(crate) struct WeakProc {
     fds: Weak<Mutex<HashMap<i32, FdEntry>>>,
     fs: Weak<Mutex<FsInfo>>,
-    maps: Weak<Mutex<HashMap<u64, Mapping>>>,
+    maps: Weak<Mutex<HashMap<u64, Arc<Mapping>>>>,
 }
 
 impl WeakProc {
@@ -228,11 +234,12 @@ impl Proc {
                 umask: f.umask,
             }))
         };
-        Proc {
-            fds,
-            fs,
-            maps: Arc::default(),
-        }
+        let maps = if share(libc::CLONE_VM) {
+            self.maps.clone()
+        } else {
+            Arc::new(Mutex::new(lock(&self.maps).clone()))
+        };
+        Proc { fds, fs, maps }
     }
 
     /// A successful `execve`: the table is unshared, `FD_CLOEXEC` entries

@@ -3,7 +3,9 @@
  * AT_SYMLINK_FOLLOW, renameat2 exchange, fallocate's range modes, O_APPEND
  * with pwrite, memfd to file with sendfile, directory-descriptor calls and
  * fchdir, xattrs, a shared mapping written after its msync and unmapped,
- * truncate. Runs in the current directory. */
+ * a shared mapping stored to on a few scattered pages and unmapped,
+ * truncate, a shared mapping still mapped at exit, a forked child's stores
+ * to a shared mapping its parent unmapped. Runs in the current directory. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <sys/sendfile.h>
 #include <sys/file.h>
 #include <sys/xattr.h>
@@ -73,7 +76,32 @@ int main(void) {
     int mm = open("mapped", O_CREAT | O_RDWR, 0644); CK(ftruncate(mm, 8192));
     char *map = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, mm, 0);
     memcpy(map + 100, "hello map", 9); CK(msync(map, 8192, MS_SYNC)); memcpy(map + 5000, "later", 5); munmap(map, 8192); close(mm);
+    /* a shared mapping stored to on pages 0, 5, 6 and 12 of 16 only: the
+     * pages between were never touched (not resident) */
+    int sp = open("spotted", O_CREAT | O_RDWR, 0644); CK(ftruncate(sp, 16 * 4096));
+    char *spots = mmap(NULL, 16 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, sp, 0);
+    for (int pg = 0; pg < 16; pg++)
+        if (pg == 0 || pg == 5 || pg == 6 || pg == 12) memset(spots + pg * 4096 + 7, 'a' + pg, 3000);
+    munmap(spots, 16 * 4096); close(sp);
     /* truncate grows and shrinks */
     CK(truncate("fromfd", 20000)); CK(truncate("fromfd", 5));
+    /* a shared mapping stored to and still mapped at exit (Go's telemetry
+     * counters, fio's mmap engine) */
+    int ae = open("mapped-at-exit", O_CREAT | O_RDWR, 0644); CK(ftruncate(ae, 3 * 4096));
+    char *atexit_map = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, ae, 0);
+    memset(atexit_map + 4096 + 10, 'x', 5000);
+    /* a forked child stores to a shared mapping its parent has already
+     * unmapped, and exits */
+    int fk = open("forked-map", O_CREAT | O_RDWR, 0644); CK(ftruncate(fk, 4096));
+    char *fmap = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fk, 0);
+    int go[2]; CK(pipe(go));
+    pid_t kid = fork(); CK(kid);
+    if (kid == 0) {
+        char b; if (read(go[0], &b, 1) != 1) _exit(1);
+        memcpy(fmap + 200, "from the child", 14);
+        _exit(0);
+    }
+    munmap(fmap, 4096); close(fk); CK(write(go[1], "g", 1));
+    int st; CK(waitpid(kid, &st, 0));
     return 0;
 }

@@ -55,6 +55,13 @@ __u32 detached = 0;
 
 extern int bpf_probe_read_user_dynptr(struct bpf_dynptr *dptr, __u32 off, __u32 size,
 				      const void *unsafe_ptr__ign) __ksym;
+extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
+				 __u64 addr) __ksym;
+extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym;
+extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym;
+
+/* The catalogue's number for the mapped_at_exit pseudo-call. */
+const volatile __u32 mapped_at_exit_nr = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -237,7 +244,6 @@ struct cap {
 	__u64 want;
 	__u32 tid;
 	__u32 elem;
-	__u32 chunk; /* bytes per record; 0: CHUNK */
 	__u64 failed_at; /* offset of the chunk that could not be read */
 	__u8 arg;
 	__u8 flags;
@@ -296,7 +302,7 @@ static __always_inline void spill(struct cap *c, __u64 off)
  * iteration and checks the callback twice, not hundreds of times. */
 static long chunk_cb(__u64 i, struct cap *c)
 {
-	__u32 step = c->chunk && c->chunk < CHUNK ? c->chunk : CHUNK;
+	__u32 step = CHUNK;
 	__u64 off = i * step;
 	if (i && off >= c->want)
 		return 1;
@@ -353,7 +359,7 @@ __noinline int emit_data(struct cap *in)
 	struct cap c = *in; /* bpf_loop wants its context on this stack */
 	if (c.want > CAPTURE_MAX)
 		c.want = CAPTURE_MAX;
-	__u32 step = c.chunk && c.chunk < CHUNK ? c.chunk : CHUNK;
+	__u32 step = CHUNK;
 	__u32 chunks = c.want ? (c.want + step - 1) / step : 1;
 	c.failed = 0;
 	long done = bpf_loop(chunks, chunk_cb, &c, 0);
@@ -362,6 +368,108 @@ __noinline int emit_data(struct cap *in)
 	c.failed_at = (__u64)(done - 1) * step;
 	bpf_loop(step / 4096 + 1, page_cb, &c, 0);
 	return 1;
+}
+
+/* A mapped range (munmap, msync), page by page. A page the process
+ * never touched is not resident and cannot be read here, but it cannot
+ * hold a store either: it is skipped, and the readable pages around it
+ * go out as runs, each a capture whose `elem` is its first page. */
+struct runs {
+	struct cap c;
+	__u64 run_off; /* offset of the current run's first page */
+	__u8 in_run;
+};
+
+static long run_cb(__u64 i, struct runs *r)
+{
+	__u64 off = i * 4096;
+	if (off >= r->c.want)
+		return 1;
+	__u64 left = r->c.want - off;
+	__u32 n = left > 4096 ? 4096 : left;
+	struct bpf_dynptr d;
+	if (!reserve_dynptr(&d, sizeof(struct rec_capture) + n))
+		return 1;
+	if (bpf_probe_read_user_dynptr(&d, sizeof(struct rec_capture), n,
+				       (void *)(r->c.addr + off))) {
+		bpf_ringbuf_discard_dynptr(&d, 0);
+		r->in_run = 0;
+		return 0;
+	}
+	if (!r->in_run) {
+		r->in_run = 1;
+		r->run_off = off;
+		r->c.elem = i;
+	}
+	write_capture_head(&d, &r->c, r->c.flags | CAP_RUN, off - r->run_off, n);
+	bpf_ringbuf_submit_dynptr(&d, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+__noinline int emit_runs(struct cap *in)
+{
+	if (!in)
+		return 0;
+	struct runs r = { .c = *in }; /* bpf_loop wants its context on this stack */
+	if (r.c.want > CAPTURE_MAX)
+		r.c.want = CAPTURE_MAX;
+	bpf_loop((r.c.want + 4095) / 4096, run_cb, &r, 0);
+	return 0;
+}
+
+/* Before a call that ends the address space (exit_group, execve): each
+ * shared writable file mapping still there becomes a mapped_at_exit
+ * pseudo-call holding its bytes (the stores since its last msync, which
+ * reach the file with no call), recorded before the call itself. */
+static __noinline int emit_mapped_at_exit(__u32 tgid, __u32 tid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *vma;
+	if (bpf_iter_task_vma_new(&it, task, 0)) {
+		/* The address space lock was taken: counted, never silent. */
+		struct counters *k = counters();
+		if (k)
+			k->maps_unlisted++;
+	}
+	while ((vma = bpf_iter_task_vma_next(&it))) {
+		if ((vma->vm_flags & (VM_SHARED_FLAG | VM_WRITE_FLAG)) !=
+			    (VM_SHARED_FLAG | VM_WRITE_FLAG) ||
+		    !vma->vm_file)
+			continue;
+		__u64 start = vma->vm_start;
+		__u64 len = vma->vm_end - start;
+		__u64 now = bpf_ktime_get_ns();
+		struct cap c = {
+			.seq = __sync_fetch_and_add(&next_seq, 1),
+			.addr = start,
+			.len = len,
+			.present = len,
+			.want = len < data_max ? len : data_max,
+			.tid = tid,
+		};
+		emit_runs(&c);
+		struct rec_call *r = reserve_record(sizeof(*r));
+		if (!r)
+			continue;
+		r->h.type = REC_CALL;
+		r->h.tid = tid;
+		r->h.seq = c.seq;
+		r->h.time_ns = now;
+		r->tgid = tgid;
+		r->nr = mapped_at_exit_nr;
+		r->args[0] = start;
+		r->args[1] = len;
+		for (int i = 2; i < 6; i++)
+			r->args[i] = 0;
+		r->exit_ns = now;
+		r->ret = 0;
+		r->flags = CALL_RETURNED;
+		r->pad = 0;
+		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	}
+	bpf_iter_task_vma_destroy(&it);
+	return 0;
 }
 
 /* Emits a NUL-terminated string of at most `max` bytes. */
@@ -538,14 +646,9 @@ __noinline int capture_param(struct pass *p, __u32 i)
 			__u64 n = arg_of(p, ps.len_arg);
 			if (!overlaps_shared(addr, n))
 				return 0;
-			/* Page by page: a page the process never touched is not
-			 * resident and cannot be read here, but it cannot hold a
-			 * store either; the pages before it are kept. */
-			c.chunk = 4096;
 			c.len = c.present = n;
 			c.want = n < data_max ? n : data_max;
-			emit_data(&c);
-			return 0;
+			return emit_runs(&c);
 		}
 		}
 	}
@@ -679,14 +782,18 @@ int BPF_PROG(on_enter, struct pt_regs *regs, long id)
 	 * the call's entry and exit times, as the ptrace back end takes it, so
 	 * sequence order never contradicts "ended before began" (strict
 	 * replay would wait in a cycle). */
+	struct pass p = { .tid = f->tid, .exit = 0 };
+	bool known = (__u64)id < NR_MAX && load_spec(&p, id);
+	if (known && (p.spec.flags & SPEC_ENDS_SPACE))
+		emit_mapped_at_exit(tgid, f->tid);
 	f->enter_ns = bpf_ktime_get_ns();
 	f->seq = __sync_fetch_and_add(&next_seq, 1);
 	f->active = 1;
-	struct pass p = { .seq = f->seq, .tid = f->tid, .exit = 0 };
+	p.seq = f->seq;
 	for (int i = 0; i < 6; i++)
 		p.args[i] = f->args[i];
 	f->retry = 0;
-	if ((__u64)id < NR_MAX && load_spec(&p, id))
+	if (known)
 		f->retry = capture_pass(&p);
 	/* No throttle here: a stop takes effect on the way back to user
 	 * space, which the exit's throttle reaches too, and sent now it

@@ -45,6 +45,8 @@ struct rec_call {
 #define CAP_STRING 4     /* a NUL-terminated string; `present` is its max */
 #define CAP_UNTERMINATED 8 /* string: no NUL within the maximum         */
 #define CAP_RETRY 16     /* continues a capture after a failed chunk    */
+#define CAP_RUN 32       /* mapped range: a run of readable pages from
+                          * page `elem`; its length is what arrives     */
 
 /* One chunk of one capture: `size` bytes that were at `offset` of the
  * capture follow this header. A capture is the chunks with the same
@@ -139,6 +141,10 @@ struct param_spec {
 /* call_spec.flags: the call replaces the address space (execve), so an
  * input that could not be read at entry cannot be read again at exit. */
 #define SPEC_NEW_IMAGE 1
+/* call_spec.flags: the call ends the address space if it succeeds
+ * (exit_group, execve), so the stores still in shared file mappings are
+ * captured at its entry, as mapped_at_exit pseudo-calls. */
+#define SPEC_ENDS_SPACE 2
 
 struct call_spec {
 	struct param_spec p[6];
@@ -152,6 +158,7 @@ struct counters {
 	__u64 stops;           /* back-pressure stops requested               */
 	__u64 before_attach;   /* exits of calls entered before tracing began */
 	__u64 untracked;       /* processes forked while `traced` was full    */
+	__u64 maps_unlisted;   /* exits whose mappings could not be listed   */
 };
 
 #endif
