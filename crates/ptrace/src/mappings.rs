@@ -91,9 +91,9 @@ impl SharedMappings {
         *ranges = kept;
     }
 
-    /// A child made by `fork` or `vfork` starts with its parent's mappings
-    /// (a shared mapping stays shared across `fork`, so the child's stores
-    /// reach the file too).
+    /// A child made by `fork` starts with its parent's mappings (a shared
+    /// mapping stays shared across `fork`, so the child's stores reach the
+    /// file too).
     pub fn inherit(&mut self, parent: u32, child: u32) {
         if let Some(ranges) = self.by_tgid.get(&parent).filter(|r| !r.is_empty()) {
             let ranges = ranges.clone();

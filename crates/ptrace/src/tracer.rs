@@ -629,7 +629,9 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             match event {
                 libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK | libc::PTRACE_EVENT_CLONE => {
                     if let Ok(child) = sys::event_msg(pid) {
-                        if event != libc::PTRACE_EVENT_CLONE {
+                        // A vfork child borrows the parent's address
+                        // space, which its exec or exit does not end.
+                        if event == libc::PTRACE_EVENT_FORK {
                             if let Some(parent) = self.tasks.get(&pid) {
                                 let tgid = parent.tgid;
                                 self.shared.lock().maps.inherit(tgid, child as u32);

@@ -424,6 +424,11 @@ __noinline int emit_runs(struct cap *in)
 static __noinline int emit_mapped_at_exit(__u32 tgid, __u32 tid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	/* A vfork child borrows its parent's address space, which outlives
+	 * the child's exec or exit: nothing ends (and a spawn from a program
+	 * with a large mapping would copy it whole each time). */
+	if (task->vfork_done)
+		return 0;
 	struct bpf_iter_task_vma it;
 	struct vm_area_struct *vma;
 	if (bpf_iter_task_vma_new(&it, task, 0)) {
