@@ -133,7 +133,16 @@ impl Snapshotter {
                 }
             };
             match kind {
-                FileKind::Absent => return,
+                FileKind::Absent => {
+                    // The trace made this component (or nothing is below
+                    // it): what lies under it is the trace's too, unless
+                    // the rest of the path climbs back out with `..`
+                    // (`cp ../f .` run in a directory the trace made).
+                    match climb_out(&pending) {
+                        Some(rest) => pending.drain(..rest),
+                        None => return,
+                    };
+                }
                 FileKind::Symlink => {
                     hops += 1;
                     if hops > MAX_HOPS {
@@ -295,4 +304,21 @@ fn components(p: &[u8]) -> VecDeque<Vec<u8>> {
         .filter(|c| !c.is_empty() && *c != b".")
         .map(<[u8]>::to_vec)
         .collect()
+}
+
+/// How many of the components after a directory lead back out of it: the
+/// count up to and including the first `..` that leaves it, if one does.
+fn climb_out(rest: &VecDeque<Vec<u8>>) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in rest.iter().enumerate() {
+        if c == b".." {
+            if depth == 0 {
+                return Some(i + 1);
+            }
+            depth -= 1;
+        } else if c != b"." {
+            depth += 1;
+        }
+    }
+    None
 }

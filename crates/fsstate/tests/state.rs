@@ -276,3 +276,26 @@ fn after_states_sum_files_piece_by_piece() {
         Some(ContentHash::Whole(xxhash_rust::xxh3::xxh3_128(&data)))
     );
 }
+
+#[test]
+fn a_path_that_climbs_out_of_a_directory_the_trace_made_records_what_it_reaches() {
+    // git init r; cd r; cp ../f . — "r" was absent when first touched, so
+    // nothing under it is recorded, but "r/../f" is the pre-existing f.
+    let src = tempfile::tempdir().unwrap();
+    let base = src.path();
+    std::fs::write(base.join("f"), b"pre-existing").unwrap();
+    let mut snap = Snapshotter::new(SnapshotPolicy::Contents).unwrap();
+    let mut records = Vec::new();
+    touch(&mut snap, &mut records, &[&base.join("r")], Need::Metadata);
+    std::fs::create_dir(base.join("r")).unwrap();
+    touch(
+        &mut snap,
+        &mut records,
+        &[&base.join("r/x/../../f"), &base.join("r/new")],
+        Need::Contents,
+    );
+    let named: Vec<&[u8]> = states(&records).iter().map(|s| &s.path[..]).collect();
+    let f = base.join("f");
+    assert!(named.contains(&f.as_os_str().as_bytes()), "{named:?}");
+    assert!(!named.iter().any(|p| p.ends_with(b"/r/new")), "{named:?}");
+}

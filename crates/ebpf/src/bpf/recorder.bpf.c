@@ -37,6 +37,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define SI_KERNEL_CODE 0x80
 #define VM_WRITE_FLAG 0x2
 #define VM_SHARED_FLAG 0x8
+#define MNT_INTERNAL_FLAG 0x4000
 
 /* Set by the recorder before loading. */
 const volatile __u64 data_max = CAPTURE_MAX; /* bytes kept per data buffer */
@@ -417,6 +418,25 @@ __noinline int emit_runs(struct cap *in)
 	return 0;
 }
 
+/* A shared writable mapping whose stores reach a file: not anonymous
+ * shared memory or SysV shm, which the kernel backs with files on its
+ * internal shmem mount (fio's 16 MiB job segments). Memfds live there
+ * too, but a program reads them back and copies them to files. */
+static __always_inline bool stores_reach_a_file(struct vm_area_struct *vma)
+{
+	if ((vma->vm_flags & (VM_SHARED_FLAG | VM_WRITE_FLAG)) != (VM_SHARED_FLAG | VM_WRITE_FLAG))
+		return false;
+	struct file *f = vma->vm_file;
+	if (!f)
+		return false;
+	if (!(BPF_CORE_READ(f, f_path.mnt, mnt_flags) & MNT_INTERNAL_FLAG))
+		return true;
+	char name[8] = {};
+	bpf_probe_read_kernel(name, 6, BPF_CORE_READ(f, f_path.dentry, d_name.name));
+	return name[0] == 'm' && name[1] == 'e' && name[2] == 'm' && name[3] == 'f' &&
+	       name[4] == 'd' && name[5] == ':';
+}
+
 /* Before a call that ends the address space (exit_group, execve): each
  * shared writable file mapping still there becomes a mapped_at_exit
  * pseudo-call holding its bytes (the stores since its last msync, which
@@ -438,9 +458,7 @@ static __noinline int emit_mapped_at_exit(__u32 tgid, __u32 tid)
 			k->maps_unlisted++;
 	}
 	while ((vma = bpf_iter_task_vma_next(&it))) {
-		if ((vma->vm_flags & (VM_SHARED_FLAG | VM_WRITE_FLAG)) !=
-			    (VM_SHARED_FLAG | VM_WRITE_FLAG) ||
-		    !vma->vm_file)
+		if (!stores_reach_a_file(vma))
 			continue;
 		__u64 start = vma->vm_start;
 		__u64 len = vma->vm_end - start;
@@ -579,9 +597,7 @@ struct vma_probe {
 
 static int vma_cb(struct task_struct *task, struct vm_area_struct *vma, struct vma_probe *v)
 {
-	v->shared = (vma->vm_flags & (VM_SHARED_FLAG | VM_WRITE_FLAG)) ==
-			    (VM_SHARED_FLAG | VM_WRITE_FLAG) &&
-		    vma->vm_file;
+	v->shared = stores_reach_a_file(vma);
 	v->end = vma->vm_end;
 	return 0;
 }
