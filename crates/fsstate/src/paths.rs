@@ -53,6 +53,30 @@ pub(crate) fn final_component(path: &[u8]) -> (&[u8], bool) {
     (last, trimmed.len() < path.len())
 }
 
+/// An absolute path with its `..` components taken lexically (each drops
+/// the component before it): right where no symbolic link precedes a `..`.
+pub(crate) fn lexical(abs_path: &[u8]) -> Vec<u8> {
+    let mut out: Vec<&[u8]> = Vec::new();
+    for c in abs_path.split(|&b| b == b'/') {
+        match c {
+            b"" | b"." => {}
+            b".." => {
+                out.pop();
+            }
+            _ => out.push(c),
+        }
+    }
+    let mut p = Vec::with_capacity(abs_path.len());
+    for c in out {
+        p.push(b'/');
+        p.extend_from_slice(c);
+    }
+    if p.is_empty() {
+        p.push(b'/');
+    }
+    p
+}
+
 /// True for paths on the kernel's pseudo file systems (`/proc`, `/sys`,
 /// `/dev`): never snapshotted, and simulated in replay.
 pub fn is_pseudo(abs_path: &[u8]) -> bool {
@@ -65,6 +89,13 @@ pub fn is_pseudo(abs_path: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lexical_takes_dot_dot_by_name() {
+        assert_eq!(lexical(b"/etc/../proc/self/mounts"), b"/proc/self/mounts");
+        assert_eq!(lexical(b"/../a/./b/.."), b"/a");
+        assert_eq!(lexical(b"/a/.."), b"/");
+    }
 
     #[test]
     fn joins_like_the_kernel_names_paths() {

@@ -108,6 +108,34 @@ impl Root {
         self.open_at(path, libc::O_PATH | nofollow, 0)
     }
 
+    /// Whether `path`'s final component is, in the root, a symbolic link
+    /// whose target lies on a pseudo file system (`/etc/mtab` is
+    /// `../proc/self/mounts`). Such a link cannot be followed inside the
+    /// root, so replay simulates the calls that follow it.
+    pub fn links_into_pseudo(&self, path: &[u8]) -> bool {
+        let Ok((dir, name)) = self.parent(path) else {
+            return false;
+        };
+        let mut buf = [0u8; 4096];
+        // SAFETY: dir and name are valid; buf is ours and its length given.
+        let n = unsafe {
+            libc::readlinkat(
+                dir.as_raw_fd(),
+                name.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+            )
+        };
+        if n <= 0 {
+            return false;
+        }
+        let base = &path[..path.iter().rposition(|&b| b == b'/').unwrap_or(0)];
+        crate::paths::is_pseudo(&crate::paths::lexical(&crate::paths::join(
+            base,
+            &buf[..n as usize],
+        )))
+    }
+
     /// The directory holding `path`'s final component (an `O_PATH`
     /// descriptor) and that component: a single name, never empty, `.` or
     /// `..`, so `*at(dir, name)` cannot leave the root. Trailing slashes

@@ -344,6 +344,11 @@ impl Thread<'_> {
     /// directory descriptor argument before it (if any) or the cwd.
     fn full_path(&self, ev: &SyscallEvent, row: &Syscall, i: usize) -> Result<Vec<u8>, i64> {
         let path = Self::path_arg(ev, i).ok_or(-i64::from(libc::EFAULT))?;
+        if path.is_empty() {
+            // Calls that take "" with AT_EMPTY_PATH act on their
+            // descriptor before they get here.
+            return Err(-i64::from(libc::ENOENT));
+        }
         let full = if path.first() == Some(&b'/') {
             join_as_called(b"/", path)
         } else {
@@ -506,6 +511,12 @@ impl Thread<'_> {
                         Ok(s) => {
                             keep.strings.push(CString::new(s).expect("no NUL"));
                             a[i] = keep.strings.last().unwrap().as_ptr() as u64;
+                        }
+                        Err(e)
+                            if e.raw_os_error() == Some(libc::ENOENT)
+                                && self.root.links_into_pseudo(&full) =>
+                        {
+                            return self.simulate(ev, row)
                         }
                         // Resolution failed: that is the call's result.
                         Err(e) => return self.settle(ev, row, errno_of(&e), &keep, &outs),
@@ -1151,6 +1162,17 @@ impl Thread<'_> {
             0
         };
         let got = match self.root.open_at(&full, flags, mode) {
+            Err(e)
+                if e.raw_os_error() == Some(libc::ENOENT)
+                    && flags & libc::O_NOFOLLOW == 0
+                    && self.root.links_into_pseudo(&full) =>
+            {
+                if expected >= 0 {
+                    let e = FdEntry::simulated(full, flags & libc::O_CLOEXEC != 0);
+                    install(&mut lock(&self.proc.fds), expected as i32, e, ev);
+                }
+                return Outcome::Simulated(None);
+            }
             Ok(fd) => {
                 if expected >= 0 {
                     let stream = is_fifo(&fd);

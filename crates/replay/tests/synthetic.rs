@@ -655,3 +655,56 @@ fn a_directory_stream_a_signal_cut_into_more_calls_replays_clean() {
     let (report, lines) = run(&s, root.path());
     assert_eq!(report.tally.calls["getdents64"].mismatched, 1, "{lines:?}");
 }
+
+#[test]
+fn links_into_proc_are_simulated_and_an_empty_path_is_enoent() {
+    // pip stats /etc/mtab, a link to ../proc/self/mounts that cannot be
+    // followed inside the root; Python opens "" (ENOENT, which replay
+    // once turned into opening the working directory).
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.path().join("etc")).unwrap();
+    std::os::unix::fs::symlink("../proc/self/mounts", root.path().join("etc/mtab")).unwrap();
+    let mut s = Script::new("/");
+    let ro = libc::O_RDONLY as u64;
+    s.call(
+        "newfstatat",
+        &[AT_FDCWD, P, P, 0],
+        0,
+        &[(1, Role::Entry, b"/etc/mtab")],
+    );
+    s.call(
+        "openat",
+        &[AT_FDCWD, P, ro],
+        3,
+        &[(1, Role::Entry, b"/etc/mtab")],
+    );
+    s.call("read", &[3, P, 100], 5, &[(1, Role::Exit, b"proc ")]);
+    s.call("close", &[3], 0, &[]);
+    let enoent = -i64::from(libc::ENOENT);
+    s.call(
+        "openat",
+        &[AT_FDCWD, P, ro],
+        enoent,
+        &[(1, Role::Entry, b"")],
+    );
+    let (report, lines) = run(&s, root.path());
+    assert!(report.is_clean(), "{lines:?}\n{}", report.table());
+    assert_eq!(
+        report.tally.calls["newfstatat"].simulated,
+        1,
+        "{}",
+        report.table()
+    );
+    assert_eq!(
+        report.tally.calls["read"].simulated,
+        1,
+        "{}",
+        report.table()
+    );
+    assert_eq!(
+        report.tally.calls["openat"].executed,
+        1,
+        "{}",
+        report.table()
+    );
+}
