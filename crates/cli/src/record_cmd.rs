@@ -232,7 +232,14 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
-        options: [("data".to_string(), data_text(args.data))].into(),
+        options: [
+            ("data".to_string(), data_text(args.data)),
+            (
+                "snapshot".to_string(),
+                snapshot_text(args.snapshot).to_string(),
+            ),
+        ]
+        .into(),
         syscalls: reanimator_catalogue::all()
             .iter()
             .chain(reanimator_catalogue::pseudo_calls())
@@ -386,6 +393,16 @@ fn human_bytes(b: u64) -> String {
         1_000..1_000_000 => format!("{:.1} kB", b as f64 / 1e3),
         1_000_000..1_000_000_000 => format!("{:.1} MB", b as f64 / 1e6),
         _ => format!("{:.2} GB", b as f64 / 1e9),
+    }
+}
+
+/// How `--snapshot` is written in the trace's options (replay warns about
+/// `off`).
+fn snapshot_text(s: SnapshotArg) -> &'static str {
+    match s {
+        SnapshotArg::Contents => "contents",
+        SnapshotArg::Meta => "meta",
+        SnapshotArg::Off => "off",
     }
 }
 

@@ -10,6 +10,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use reanimator_fsstate::Root;
 use reanimator_replay::{Options, OrderPolicy, Progress as Live, Timing, Verify};
+use reanimator_trace::{ReadOptions, Reader};
 
 use crate::progress::Progress;
 
@@ -132,7 +133,19 @@ fn open_root(dir: &Path, replace: bool) -> Result<Root> {
 
 /// Runs `reanimator replay`.
 pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
-    std::fs::metadata(&a.trace).with_context(|| format!("{}", a.trace.display()))?;
+    let recorded_state = Reader::open(&a.trace, ReadOptions::default())?
+        .meta()
+        .options
+        .get("snapshot")
+        .cloned();
+    if recorded_state.as_deref() == Some("off") && !a.in_place {
+        eprintln!(
+            "reanimator: warning: {} was recorded with --snapshot off and holds no initial \
+             file state: files that existed before recording must already be in the root \
+             (or replay --in-place)",
+            a.trace.display()
+        );
+    }
     let root = match &a.root {
         Some(dir) => open_root(dir, a.replace)?,
         None => Root::host().context("opening /")?,

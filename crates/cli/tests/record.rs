@@ -26,6 +26,26 @@ fn records(path: &Path) -> Vec<Record> {
 }
 
 #[test]
+fn replay_warns_that_a_trace_without_initial_state_needs_its_files() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("in"), "pre-existing").unwrap();
+    for (snapshot, warned) in [("off", true), ("contents", false)] {
+        let name = format!("{snapshot}.rtr");
+        let args = ["-o", &name, "--snapshot", snapshot, "--", "cat", "in"];
+        assert!(record(dir.path(), &args).status.success());
+        let replay = Command::new(env!("CARGO_BIN_EXE_reanimator"))
+            .current_dir(dir.path())
+            .args(["replay", &name, "--root", &format!("root-{snapshot}")])
+            .output()
+            .expect("run reanimator");
+        let err = String::from_utf8_lossy(&replay.stderr);
+        assert_eq!(err.contains("--snapshot off"), warned, "{snapshot}: {err}");
+        // Without the file's recorded state, the empty root lacks it.
+        assert_eq!(replay.status.success(), !warned, "{snapshot}: {err}");
+    }
+}
+
+#[test]
 fn exit_status_is_the_commands() {
     let dir = tempfile::tempdir().unwrap();
     let out = record(dir.path(), &["-o", "seven.rtr", "--", "sh", "-c", "exit 7"]);
