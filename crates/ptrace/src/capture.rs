@@ -3,7 +3,7 @@
 //! name; every decision comes from the catalogue row's parameter kinds.
 
 use reanimator_catalogue::{Dir, Kind, Len, Syscall};
-use reanimator_record::{read_mem, CaptureCounts, Captures, DataPolicy, CAPTURE_MAX};
+use reanimator_record::{read_mapped, read_mem, CaptureCounts, Captures, DataPolicy, CAPTURE_MAX};
 use reanimator_trace::{CaptureHead, CaptureStatus, Role};
 
 use crate::mappings::overlaps;
@@ -77,15 +77,12 @@ pub(crate) fn capture(
             len,
         };
         let mut take_data = |elem: u32, addr: u64, len: u64, present: u64| {
-            take_bytes(
-                view.pid,
-                head(elem, len),
+            let what = Bytes {
+                head: head(elem, len),
                 addr,
                 present,
-                policy,
-                out,
-                counts,
-            )
+            };
+            take_bytes(view.pid, what, policy, read_mem, out, counts)
         };
         match p.kind {
             Kind::Path | Kind::Str if view.role == Role::Entry => {
@@ -104,7 +101,12 @@ pub(crate) fn capture(
             Kind::Mapped { len } if view.role == Role::Entry => {
                 let n = view.args[len as usize];
                 if overlaps(view.shared, addr, n) {
-                    take_data(0, addr, n, n);
+                    let what = Bytes {
+                        head: head(0, n),
+                        addr,
+                        present: n,
+                    };
+                    take_bytes(view.pid, what, policy, read_mapped, out, counts);
                 }
             }
             Kind::Buf { dir, len } if view.reads(dir) => {
@@ -114,7 +116,12 @@ pub(crate) fn capture(
             }
             Kind::Struct { dir, len, .. } if view.reads(dir) => {
                 if let Some(n) = view.len(len) {
-                    take_bytes(view.pid, head(0, n), addr, n, DataPolicy::All, out, counts);
+                    let what = Bytes {
+                        head: head(0, n),
+                        addr,
+                        present: n,
+                    };
+                    take_bytes(view.pid, what, DataPolicy::All, read_mem, out, counts);
                 }
             }
             Kind::IoVec { dir, count } if view.reads(dir) => {
@@ -166,17 +173,28 @@ fn take_iovecs(
     }
 }
 
-/// Reads one capture at `addr`: `present` bytes exist there (its `len`
-/// may be larger for output iovec elements), of which `policy` keeps some.
-fn take_bytes(
-    pid: i32,
-    mut head: CaptureHead,
+/// One capture to read: `present` bytes exist at `addr` (the head's `len`
+/// may be larger for output iovec elements).
+struct Bytes {
+    head: CaptureHead,
     addr: u64,
     present: u64,
+}
+
+/// Reads one capture with `read`, keeping what `policy` asks for.
+fn take_bytes(
+    pid: i32,
+    what: Bytes,
     policy: DataPolicy,
+    read: fn(i32, u64, &mut [u8]) -> usize,
     out: &mut Captures,
     counts: &mut CaptureCounts,
 ) {
+    let Bytes {
+        mut head,
+        addr,
+        present,
+    } = what;
     let want = match policy {
         DataPolicy::All => present,
         DataPolicy::None => 0,
@@ -185,7 +203,7 @@ fn take_bytes(
     .min(CAPTURE_MAX) as usize;
     let start = out.bytes.len();
     out.bytes.resize(start + want, 0);
-    let got = read_mem(pid, addr, &mut out.bytes[start..]);
+    let got = read(pid, addr, &mut out.bytes[start..]);
     out.bytes.truncate(start + got);
     head.status = if got < want {
         counts.unreadable += 1;

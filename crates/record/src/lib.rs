@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use process::{
-    clear_stop_request, exit_status, fork_stopped, install_handler, read_mem, spawned_start,
-    stop_requested, watch_stop_signals, ChildSetup, SavedState,
+    clear_stop_request, exit_status, fork_stopped, install_handler, read_mapped, read_mem,
+    spawned_start, stop_requested, watch_stop_signals, ChildSetup, SavedState,
 };
 pub use procfs::{process_start, task_ids};
 use reanimator_catalogue as catalogue;

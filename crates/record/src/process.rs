@@ -197,19 +197,25 @@ pub fn exit_status(wait_status: i32) -> ExitStatus {
 /// back ends read tracee memory this way: ptrace at every stop, eBPF for
 /// buffers too large for its ring.
 pub fn read_mem(pid: i32, addr: u64, buf: &mut [u8]) -> usize {
+    read_mem_vm(pid, addr, buf)
+}
+
+/// [`read_mem`] for a range of shared writable mappings: memory the
+/// process may store to without being allowed to read it (fio maps its
+/// file `PROT_WRITE` only) is read through the process's own mem file, as
+/// debuggers do, which `process_vm_readv` refuses. Not for buffers a call
+/// reads: that would also read what the call could not (a `PROT_NONE`
+/// guard page).
+pub fn read_mapped(pid: i32, addr: u64, buf: &mut [u8]) -> usize {
     let done = read_mem_vm(pid, addr, buf);
     if done < buf.len() && std::io::Error::last_os_error().raw_os_error() == Some(libc::EFAULT) {
-        // Memory the process may store to but not read (fio maps its
-        // file PROT_WRITE only): process_vm_readv refuses it, the
-        // process's own mem file (what debuggers use) reads it.
         done + read_mem_forced(pid, addr + done as u64, &mut buf[done..])
     } else {
         done
     }
 }
 
-/// `read_mem` through `/proc/PID/mem`, which also reads mappings without
-/// `PROT_READ`.
+/// Reads through `/proc/PID/mem`.
 fn read_mem_forced(pid: i32, addr: u64, buf: &mut [u8]) -> usize {
     use std::os::unix::fs::FileExt;
     let Ok(mem) = std::fs::File::open(format!("/proc/{pid}/mem")) else {
