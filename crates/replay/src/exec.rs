@@ -230,27 +230,25 @@ fn close_entry(t: &mut HashMap<i32, FdEntry>, fd: i32, ev: &SyscallEvent) -> Opt
     }
 }
 
-/// `read`'s shape: a descriptor, one buffer the kernel fills up to the
-/// return value, and its size. A short read of a pipe with this shape is
-/// continued where it stopped by the same call on the rest of the buffer.
-fn continues_short_reads(row: &Syscall) -> bool {
-    matches!(
-        row.params(),
-        [
-            Param { kind: Kind::Fd, .. },
-            Param {
-                kind: Kind::Buf {
-                    dir: Dir::Out,
-                    len: Len::Ret
-                },
-                ..
-            },
-            Param {
-                kind: Kind::Size,
-                ..
-            }
-        ]
-    )
+/// `read`'s and `write`'s shape: a descriptor, one buffer the kernel
+/// fills up to the return value (or reads up to the size), and its size.
+/// A short transfer on a pipe with this shape is continued where it
+/// stopped by the same call on the rest of the buffer; `Some(true)` for
+/// reads, `Some(false)` for writes.
+fn continues_short_transfers(row: &Syscall) -> Option<bool> {
+    match row.params() {
+        [Param { kind: Kind::Fd, .. }, Param {
+            kind: Kind::Buf { dir, len },
+            ..
+        }, Param {
+            kind: Kind::Size, ..
+        }] => match (dir, len) {
+            (Dir::Out, Len::Ret) => Some(true),
+            (Dir::In, Len::Arg(2)) => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// The first component of a relative path and the rest.
@@ -712,18 +710,20 @@ impl Thread<'_> {
             }
         }
         let mut got = raw_syscall(ev.nr, &a);
-        let short = got > 0 && got < expected && continues_short_reads(row);
-        if let Some(fd) = stream_fd.filter(|_| short) {
-            // A pipe read returns what is there; keep reading until the
-            // recorded amount arrived, as it had in the recording.
+        let transfer = continues_short_transfers(row).filter(|_| got > 0 && got < expected);
+        if let (Some(fd), Some(read)) = (stream_fd, transfer) {
+            // A pipe read returns what is there, and a write to a
+            // non-blocking pipe what fits; go on until the recorded amount
+            // moved, as it had in the recording.
             let base = a[1];
             while got < expected {
                 let mut b = a;
                 b[1] = base + got as u64;
                 b[2] = (expected - got) as u64;
                 let r = raw_syscall(ev.nr, &b);
-                // A non-blocking pipe (libuv, cmake): wait for the rest.
-                if r == -i64::from(libc::EAGAIN) && self.wait_ready(fd, true).is_ok() {
+                // A non-blocking pipe (libuv and cmake read from one, xz
+                // writes to one): wait for the rest, or for room.
+                if r == -i64::from(libc::EAGAIN) && self.wait_ready(fd, read).is_ok() {
                     continue;
                 }
                 if r <= 0 {
@@ -1444,7 +1444,7 @@ fn fd_pair(ev: &SyscallEvent, arg: u8) -> Option<(i32, i32)> {
 
 #[cfg(test)]
 mod tests {
-    use super::{catalogue, close_entry, continues_short_reads, install, live, proc_fd_link};
+    use super::{catalogue, close_entry, continues_short_transfers, install, live, proc_fd_link};
     use crate::state::FdEntry;
     use reanimator_trace::{SyscallEvent, SyscallExit};
     use std::collections::HashMap;
@@ -1518,13 +1518,12 @@ mod tests {
     }
 
     #[test]
-    fn only_read_continues_short_pipe_reads() {
-        let rows: Vec<&str> = catalogue::all()
+    fn only_read_and_write_continue_short_pipe_transfers() {
+        let rows: Vec<(&str, bool)> = catalogue::all()
             .iter()
-            .filter(|r| continues_short_reads(r))
-            .map(|r| r.name)
+            .filter_map(|r| Some((r.name, continues_short_transfers(r)?)))
             .collect();
-        assert_eq!(rows, ["read"]);
+        assert_eq!(rows, [("read", true), ("write", false)]);
     }
 
     #[test]

@@ -708,3 +708,52 @@ fn links_into_proc_are_simulated_and_an_empty_path_is_enoent() {
         report.table()
     );
 }
+
+#[test]
+fn a_write_to_a_non_blocking_pipe_waits_for_room_for_the_rest() {
+    // xz writes to a non-blocking pipe: 60 KiB first, then 8 KiB that
+    // returned whole because the reader drained the pipe meanwhile.
+    // Replayed in original timing, the second write finds room for 4 KiB
+    // only; it must wait for the rest instead of returning short.
+    let root = tempfile::tempdir().unwrap();
+    let mut s = Script::new("/");
+    let fds: Vec<u8> = [3i32, 4].iter().flat_map(|f| f.to_le_bytes()).collect();
+    s.call(
+        "pipe2",
+        &[P, libc::O_NONBLOCK as u64],
+        0,
+        &[(0, Role::Exit, &fds)],
+    );
+    const READER: u32 = PID + 1;
+    s.thread(READER);
+    let ms = 1_000_000;
+    let (a, b) = (vec![b'a'; 61440], vec![b'b'; 8192]);
+    let first_read = [&a[..], &b[..4096]].concat();
+    s.call("write", &[4, P, 61440], 61440, &[(1, Role::Entry, &a)])
+        .by(PID, 10 * ms, 11 * ms);
+    s.call(
+        "read",
+        &[3, P, 65536],
+        65536,
+        &[(1, Role::Exit, &first_read)],
+    )
+    .by(READER, 25 * ms, 26 * ms);
+    s.call("write", &[4, P, 8192], 8192, &[(1, Role::Entry, &b)])
+        .by(PID, 20 * ms, 40 * ms);
+    s.call("read", &[3, P, 65536], 4096, &[(1, Role::Exit, &b[..4096])])
+        .by(READER, 50 * ms, 51 * ms);
+    let last = s.seq;
+    s.renumber(&[last - 3, last - 1, last - 2, last]);
+    let opts = Options {
+        timing: reanimator_replay::Timing::Scaled(1.0),
+        ..Options::default()
+    };
+    let (report, lines) = run_with(&s, root.path(), &opts);
+    assert!(report.is_clean(), "{lines:?}\n{}", report.table());
+    assert_eq!(
+        report.tally.calls["write"].executed,
+        2,
+        "{}",
+        report.table()
+    );
+}
