@@ -204,16 +204,22 @@ fn install(t: &mut HashMap<i32, FdEntry>, fd: i32, mut e: FdEntry, ev: &SyscallE
     }
 }
 
-/// The entry `fd` named when the call `ev` began in the recording: the
-/// one on top, unless that was opened only after `ev` began and an older
-/// one is kept aside.
+/// Whether `top`, the entry on top at its number, was opened only after
+/// the call `ev` began while an older entry is kept aside: `ev` then
+/// meant the older one.
+fn older_was_live(top: &FdEntry, ev: &SyscallEvent) -> bool {
+    top.opened_ns > ev.enter_ns && top.displaced.is_some()
+}
+
+/// The entry `fd` named when the call `ev` began in the recording (see
+/// [`older_was_live`]).
 pub(crate) fn live<'t>(
     t: &'t mut HashMap<i32, FdEntry>,
     fd: i32,
     ev: &SyscallEvent,
 ) -> Option<&'t mut FdEntry> {
     let top = t.get_mut(&fd)?;
-    if top.opened_ns > ev.enter_ns && top.displaced.is_some() {
+    if older_was_live(top, ev) {
         top.displaced.as_deref_mut()
     } else {
         Some(top)
@@ -223,9 +229,7 @@ pub(crate) fn live<'t>(
 /// Removes what `close(fd)` closes: the entry [`live`] when it began.
 fn close_entry(t: &mut HashMap<i32, FdEntry>, fd: i32, ev: &SyscallEvent) -> Option<FdEntry> {
     match t.get_mut(&fd) {
-        Some(e) if e.opened_ns > ev.enter_ns && e.displaced.is_some() => {
-            e.displaced.take().map(|b| *b)
-        }
+        Some(top) if older_was_live(top, ev) => top.displaced.take().map(|b| *b),
         _ => t.remove(&fd),
     }
 }

@@ -115,6 +115,14 @@ impl Script {
         self
     }
 
+    /// Appends `pipe2(O_NONBLOCK)` that made descriptors 3 (read end) and
+    /// 4 (write end).
+    fn non_blocking_pipe(&mut self) -> &mut Self {
+        let fds: Vec<u8> = [3i32, 4].iter().flat_map(|f| f.to_le_bytes()).collect();
+        let flags = libc::O_NONBLOCK as u64;
+        self.call("pipe2", &[P, flags], 0, &[(0, Role::Exit, &fds)])
+    }
+
     /// Gives the last `n` calls the ids `ids` (records come in completion
     /// order, ids in entry order).
     fn renumber(&mut self, ids: &[u64]) -> &mut Self {
@@ -530,13 +538,7 @@ fn a_read_of_a_non_blocking_pipe_waits_for_the_rest_of_its_bytes() {
     // rest instead of returning short (which misaligned every later read).
     let root = tempfile::tempdir().unwrap();
     let mut s = Script::new("/");
-    let fds: Vec<u8> = [3i32, 4].iter().flat_map(|f| f.to_le_bytes()).collect();
-    s.call(
-        "pipe2",
-        &[P, libc::O_NONBLOCK as u64],
-        0,
-        &[(0, Role::Exit, &fds)],
-    );
+    s.non_blocking_pipe();
     const CHILD: u32 = PID + 1;
     s.thread(CHILD);
     let ms = 1_000_000;
@@ -717,13 +719,7 @@ fn a_write_to_a_non_blocking_pipe_waits_for_room_for_the_rest() {
     // only; it must wait for the rest instead of returning short.
     let root = tempfile::tempdir().unwrap();
     let mut s = Script::new("/");
-    let fds: Vec<u8> = [3i32, 4].iter().flat_map(|f| f.to_le_bytes()).collect();
-    s.call(
-        "pipe2",
-        &[P, libc::O_NONBLOCK as u64],
-        0,
-        &[(0, Role::Exit, &fds)],
-    );
+    s.non_blocking_pipe();
     const READER: u32 = PID + 1;
     s.thread(READER);
     let ms = 1_000_000;
