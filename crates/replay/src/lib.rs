@@ -34,7 +34,7 @@ mod report;
 mod state;
 mod verify;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -260,14 +260,49 @@ fn deliver(queues: &HashMap<u32, Sender<Vec<Item>>>, tid: u32, items: Vec<Item>)
     }
 }
 
+/// Which emulated state a replay thread waits for.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum BirthKey {
+    /// The `n`th thread the trace created with id `tid` (counting from
+    /// 1): born by the `n`th replayed clone that returned `tid`, or by the
+    /// dispatcher at the end of the trace if the trace holds fewer such
+    /// clones than start records. Counting incarnations, rather than
+    /// keying by id alone, keeps a start record that no clone matches
+    /// (ptrace recordings of before 2026-11-25 could hold a second one)
+    /// or a reused id from taking another thread's state or waiting for
+    /// ever.
+    Created { tid: u32, n: u32 },
+    /// The process thread `tid` hands over when it goes on as another
+    /// thread after an exec.
+    Handover(u32),
+}
+
+/// Emulated states not yet taken, and the clones replayed so far per id.
+/// Clones of one id replay in their recorded order: an id is reused only
+/// after its previous thread ended, which was after the clone that made it
+/// returned, and every order replays a call after calls that ended before
+/// it began.
+#[derive(Default)]
+struct Births {
+    waiting: HashMap<BirthKey, Proc>,
+    clones: HashMap<u32, u32>,
+}
+
+/// How a replay thread gets its emulated state.
+enum Start {
+    /// At once: the trace found it running or never said how it began.
+    Ready(Proc),
+    /// From its creating clone: [`BirthKey::Created`].
+    Created(u32),
+}
+
 /// State shared by the dispatcher and the replay threads.
 struct Shared<'a> {
     root: &'a Root,
     opts: &'a Options,
     order: Order,
-    /// Emulated state waiting for its thread: born by a replayed clone
-    /// (key `(tid, false)`) or handed over after an exec (`(tid, true)`).
-    births: Mutex<HashMap<(u32, bool), Proc>>,
+    /// Emulated state waiting for its thread.
+    births: Mutex<Births>,
     births_cv: Condvar,
     /// The latest state of each process, for children whose creating call
     /// is not in the trace.
@@ -288,16 +323,27 @@ struct Shared<'a> {
 }
 
 impl Shared<'_> {
-    fn born(&self, key: (u32, bool), p: Proc) {
-        lock(&self.births).insert(key, p);
+    fn born(&self, key: BirthKey, p: Proc) {
+        lock(&self.births).waiting.insert(key, p);
+        self.births_cv.notify_all();
+    }
+
+    /// A replayed clone made thread `tid`: its next incarnation is born.
+    fn cloned(&self, tid: u32, p: Proc) {
+        let mut b = lock(&self.births);
+        let n = b.clones.entry(tid).or_default();
+        *n += 1;
+        let key = BirthKey::Created { tid, n: *n };
+        b.waiting.insert(key, p);
+        drop(b);
         self.births_cv.notify_all();
     }
 
     /// Waits for the emulated state of `key`; `None` if replay aborts.
-    fn wait_birth(&self, key: (u32, bool)) -> Option<Proc> {
+    fn wait_birth(&self, key: BirthKey) -> Option<Proc> {
         let mut b = lock(&self.births);
         loop {
-            if let Some(p) = b.remove(&key) {
+            if let Some(p) = b.waiting.remove(&key) {
                 return Some(p);
             }
             if self.abort.load(Ordering::Relaxed) {
@@ -435,18 +481,21 @@ pub fn replay(
     let mut read_error = None;
     std::thread::scope(|scope| {
         let mut queues = Outbox::new();
-        let mut created: HashMap<u32, (u32, Vec<u8>, u32)> = HashMap::new();
+        // Start records of created threads per id, and what each says.
+        let mut created: HashMap<u32, u32> = HashMap::new();
+        let mut created_as: Vec<(u32, u32, u32, Vec<u8>, u32)> = Vec::new();
         // Threads whose end was recorded, and who went on in their place.
         let mut ended: HashMap<u32, Option<u32>> = HashMap::new();
-        let mut clone_children: HashSet<u32> = HashSet::new();
+        // Successful clones in the trace per child id.
+        let mut clone_children: HashMap<u32, u32> = HashMap::new();
         let mut commute_fds = CommuteFds::default();
         let mut handles = Vec::new();
         let mut dispatcher = Tally::default();
         let shared = &shared;
-        let mut spawn = |tid: u32, queues: &mut Outbox| {
+        let mut spawn = |tid: u32, start: Start, queues: &mut Outbox| {
             let (tx, rx) = channel();
             queues.queues.insert(tid, tx);
-            handles.push(scope.spawn(move || thread_main(shared, tid, rx)));
+            handles.push(scope.spawn(move || thread_main(shared, tid, start, rx)));
         };
         let mut next = first;
         // The largest sequence id read so far (strict order's starvation).
@@ -491,11 +540,6 @@ pub fn replay(
                         continue;
                     }
                     let row = row.expect("checked");
-                    if matches!(row.effect, Effect::Spawn(_)) {
-                        if let Some(x) = ev.exit.filter(|x| x.ret > 0) {
-                            clone_children.insert(x.ret as u32);
-                        }
-                    }
                     let mut tid = ev.tid;
                     if let Some(&by) = ended.get(&tid) {
                         // An event written after its thread's end (traces of
@@ -511,11 +555,14 @@ pub fn replay(
                     }
                     if !queues.contains(tid) {
                         // Events of a thread the trace never introduced.
-                        shared.born(
-                            (ev.tid, false),
-                            Proc::initial(std::iter::empty(), b"/".to_vec(), 0o022),
-                        );
-                        spawn(ev.tid, &mut queues);
+                        let proc = Proc::initial(std::iter::empty(), b"/".to_vec(), 0o022);
+                        spawn(ev.tid, Start::Ready(proc), &mut queues);
+                    }
+                    if matches!(row.effect, Effect::Spawn(_)) {
+                        // Counted as its replay thread will count it.
+                        if let Some(x) = ev.exit.filter(|x| x.ret > 0) {
+                            *clone_children.entry(x.ret as u32).or_default() += 1;
+                        }
                     }
                     let bytes: u64 = ev.captures.iter().map(|c| c.captured).sum();
                     shared.acquire(bytes, max_seq, &mut queues);
@@ -530,9 +577,12 @@ pub fn replay(
                     if queues.contains(p.tid) {
                         continue;
                     }
-                    match p.cause {
+                    let start = match p.cause {
                         StartCause::Created => {
-                            created.insert(p.tid, (p.ppid, p.cwd.clone(), p.umask));
+                            let n = created.entry(p.tid).or_default();
+                            *n += 1;
+                            created_as.push((p.tid, *n, p.ppid, p.cwd.clone(), p.umask));
+                            Start::Created(*n)
                         }
                         _ => {
                             commute_fds.inherited(p.fds.iter().map(|f| f.fd));
@@ -544,10 +594,10 @@ pub fn replay(
                                 Proc::initial(fds, p.cwd.clone(), p.umask)
                             });
                             lock(&shared.latest).insert(p.tgid, proc.downgrade());
-                            shared.born((p.tid, false), proc);
+                            Start::Ready(proc)
                         }
-                    }
-                    spawn(p.tid, &mut queues);
+                    };
+                    spawn(p.tid, start, &mut queues);
                 }
                 Record::ProcessExit(p) => {
                     shared.order.pass(seq);
@@ -577,14 +627,14 @@ pub fn replay(
         shared.order.pass_all();
         // Children whose creating call is not in the trace start from
         // their parent's latest state.
-        for (tid, (ppid, cwd, umask)) in created {
-            if !clone_children.contains(&tid) {
+        for (tid, n, ppid, cwd, umask) in created_as {
+            if n > clone_children.get(&tid).copied().unwrap_or(0) {
                 let parent = lock(&shared.latest).get(&ppid).and_then(WeakProc::upgrade);
                 let p = parent.map_or_else(
                     || Proc::initial(std::iter::empty(), cwd, umask),
                     |p| p.child(0),
                 );
-                shared.born((tid, false), p);
+                shared.born(BirthKey::Created { tid, n }, p);
             }
         }
         queues.flush();
@@ -612,17 +662,21 @@ pub fn replay(
 }
 
 /// One replay thread: its calls in program order.
-fn thread_main(shared: &Shared<'_>, tid: u32, rx: Receiver<Vec<Item>>) -> Tally {
+fn thread_main(shared: &Shared<'_>, tid: u32, start: Start, rx: Receiver<Vec<Item>>) -> Tally {
     short_slice();
     let mut tally = Tally::default();
-    let Some(proc) = shared.wait_birth((tid, false)) else {
+    let proc = match start {
+        Start::Ready(p) => Some(p),
+        Start::Created(n) => shared.wait_birth(BirthKey::Created { tid, n }),
+    };
+    let Some(proc) = proc else {
         drain(shared, rx);
         return tally;
     };
     lock(&shared.latest).insert(tid, proc.downgrade());
     let birth = |child: u32, p: Proc| {
         lock(&shared.latest).insert(child, p.downgrade());
-        shared.born((child, false), p);
+        shared.cloned(child, p);
     };
     let mut th = Thread {
         proc,
@@ -674,14 +728,14 @@ fn thread_main(shared: &Shared<'_>, tid: u32, rx: Receiver<Vec<Item>>) -> Tally 
                     shared.progress.calls.fetch_add(1, Ordering::Relaxed);
                 }
                 Item::Inherit(from) => {
-                    if let Some(p) = shared.wait_birth((from, true)) {
+                    if let Some(p) = shared.wait_birth(BirthKey::Handover(from)) {
                         th.proc = p;
                         lock(&shared.latest).insert(tid, th.proc.downgrade());
                     }
                 }
                 Item::End(by) => {
                     if let Some(by) = by {
-                        shared.born((by, true), th.proc.clone());
+                        shared.born(BirthKey::Handover(by), th.proc.clone());
                     }
                     shared.release(finished.0, finished.1);
                     release(shared, batch);

@@ -753,3 +753,119 @@ fn a_write_to_a_non_blocking_pipe_waits_for_room_for_the_rest() {
         report.table()
     );
 }
+
+/// Replays `script`, failing the test instead of hanging if replay has
+/// not ended within `secs` seconds.
+fn run_within(script: &Script, root: &Path, secs: u64) -> (Report, Vec<String>) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (script, root) = (script.records.clone(), root.to_path_buf());
+    std::thread::spawn(move || {
+        let s = Script {
+            records: script,
+            seq: 0,
+            t: 0,
+        };
+        let _ = tx.send(run(&s, &root));
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(secs))
+        .unwrap_or_else(|_| panic!("replay still running after {secs} s"))
+}
+
+/// A `Created` start record of process `tid`, a child of [`PID`].
+fn child_start(seq: u64, time_ns: u64, tid: u32) -> Record {
+    Record::ProcessStart(ProcessStart {
+        seq,
+        time_ns,
+        tgid: tid,
+        tid,
+        cause: StartCause::Created,
+        ppid: PID,
+        cwd: b"/".to_vec(),
+        umask: 0o022,
+        ..ProcessStart::default()
+    })
+}
+
+/// Appends the exit record of process `tid`.
+fn child_exit(s: &mut Script, tid: u32) {
+    s.seq += 1;
+    s.t += 1_000;
+    s.records.push(Record::ProcessExit(ProcessExit {
+        seq: s.seq,
+        time_ns: s.t,
+        tgid: tid,
+        tid,
+        status: ExitStatus::Exited(0),
+    }));
+}
+
+#[test]
+fn a_start_record_no_clone_matches_does_not_hang_replay() {
+    // A child made by a vfork, which ends; then a second start record for
+    // the same id with nothing that creates it (ptrace recordings of
+    // before 2026-11-25 late could hold one). Replay once waited for its
+    // birth for ever.
+    let root = tempfile::tempdir().unwrap();
+    let mut s = Script::new("/");
+    const CHILD: u32 = PID + 7;
+    s.call("vfork", &[], i64::from(CHILD), &[]);
+    s.seq += 1;
+    s.records.push(child_start(s.seq, s.t + 100, CHILD));
+    s.call("getpid", &[], i64::from(CHILD), &[]);
+    if let Some(Record::Syscall(e)) = s.records.last_mut() {
+        (e.tgid, e.tid) = (CHILD, CHILD);
+    }
+    child_exit(&mut s, CHILD);
+    s.seq += 1;
+    s.records.push(child_start(s.seq, s.t + 100, CHILD));
+    s.call("getpid", &[], i64::from(PID), &[]);
+    let (report, lines) = run_within(&s, root.path(), 60);
+    assert!(report.is_clean(), "{lines:?}\n{}", report.table());
+    assert_eq!(
+        report.tally.calls["getpid"].simulated,
+        2,
+        "{}",
+        report.table()
+    );
+}
+
+#[test]
+fn a_reused_process_id_gets_the_state_of_the_fork_that_made_it() {
+    // The parent forks child X in /a, X creates `f` there and ends; the
+    // parent moves to /b and forks again, the kernel handing out X once
+    // more, and the second X creates `f` in /b.
+    let root = tempfile::tempdir().unwrap();
+    let mut s = Script::new("/");
+    const X: u32 = PID + 3;
+    let fork_flags = libc::SIGCHLD as u64;
+    let o_creat = (libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL) as u64;
+    for dir in ["/a", "/b"] {
+        s.call("mkdir", &[P, 0o755], 0, &[(0, Role::Entry, dir.as_bytes())])
+            .call("chdir", &[P], 0, &[(0, Role::Entry, dir.as_bytes())])
+            .call("clone", &[fork_flags, 0, 0, 0, 0], i64::from(X), &[]);
+        s.seq += 1;
+        s.records.push(child_start(s.seq, s.t + 400, X));
+        s.call(
+            "openat",
+            &[AT_FDCWD, P, o_creat, 0o644],
+            3,
+            &[(1, Role::Entry, b"f")],
+        );
+        if let Some(Record::Syscall(e)) = s.records.last_mut() {
+            (e.tgid, e.tid) = (X, X);
+        }
+        child_exit(&mut s, X);
+    }
+    let (report, lines) = run_within(&s, root.path(), 60);
+    assert!(report.is_clean(), "{lines:?}\n{}", report.table());
+    assert!(
+        root.path().join("a/f").is_file(),
+        "{:?}",
+        listing(root.path())
+    );
+    assert!(
+        root.path().join("b/f").is_file(),
+        "{:?}",
+        listing(root.path())
+    );
+}
