@@ -268,6 +268,23 @@ fn errno_of(e: &io::Error) -> i64 {
 }
 
 /// Issues a raw system call; errors come back as `-errno`.
+/// Drops the first `n` bytes from an iovec array.
+fn advance(iovs: &mut Vec<libc::iovec>, mut n: usize) {
+    let whole = iovs.iter().take_while(|v| {
+        let fits = v.iov_len <= n;
+        if fits {
+            n -= v.iov_len;
+        }
+        fits
+    });
+    let whole = whole.count();
+    iovs.drain(..whole);
+    if let Some(v) = iovs.first_mut() {
+        v.iov_base = (v.iov_base as usize + n) as *mut libc::c_void;
+        v.iov_len -= n;
+    }
+}
+
 fn raw_syscall(nr: u32, a: &[u64; 6]) -> i64 {
     // SAFETY: every pointer argument was translated to memory owned by the
     // caller's `Keep` (or NULL); descriptors are the replayer's own.
@@ -708,7 +725,15 @@ impl Thread<'_> {
         // Only calls that moved data (or saw end-of-file) waited for it;
         // one that failed (EAGAIN on a non-blocking pipe) did not.
         let waited = expected >= 0 && (data(Dir::Out) || data(Dir::In));
-        if let Some(fd) = stream_fd.filter(|_| waited) {
+        let stream = stream_fd.filter(|_| waited);
+        if let Some(fd) = stream.filter(|_| !data(Dir::Out)) {
+            match self.write_stream(fd, ev.nr, &a, expected) {
+                Some(Ok(got)) => return self.settle(ev, row, got, &keep, &outs),
+                Some(Err(m)) => return Outcome::Executed(Some(m)),
+                None => {}
+            }
+        }
+        if let Some(fd) = stream {
             if let Err(m) = self.wait_ready(fd, data(Dir::Out)) {
                 return Outcome::Executed(Some(m));
             }
@@ -737,6 +762,60 @@ impl Thread<'_> {
             }
         }
         self.settle(ev, row, got, &keep, &outs)
+    }
+
+    /// Writes a `write` or `writev` to a pipe until `expected` bytes went
+    /// in, without ever blocking in the kernel: each try is a
+    /// `pwritev2(RWF_NOWAIT)`, and a try that finds no room waits for it
+    /// as [`Self::wait_ready`] does. (Polling first is not enough: a pipe
+    /// whose slots are all in use polls as full while a small write still
+    /// fits in its last page; initdb writes 60 KiB of short lines to
+    /// postgres before it reads any.) `None` for other calls, or when the
+    /// kernel cannot write this descriptor without blocking.
+    fn write_stream(
+        &self,
+        fd: i32,
+        nr: u32,
+        a: &[u64; 6],
+        expected: i64,
+    ) -> Option<Result<i64, Mismatch>> {
+        let mut iovs: Vec<libc::iovec> = match i64::from(nr) {
+            libc::SYS_write => vec![libc::iovec {
+                iov_base: a[1] as *mut libc::c_void,
+                iov_len: a[2] as usize,
+            }],
+            // SAFETY: `execute` built this array in memory it keeps.
+            libc::SYS_writev => unsafe {
+                std::slice::from_raw_parts(a[1] as *const libc::iovec, a[2] as usize).to_vec()
+            },
+            _ => return None,
+        };
+        let mut got = 0i64;
+        while got < expected {
+            // SAFETY: the iovecs point at buffers `execute` keeps alive.
+            let r = unsafe {
+                libc::pwritev2(fd, iovs.as_ptr(), iovs.len() as i32, -1, libc::RWF_NOWAIT)
+            };
+            let r = if r < 0 {
+                errno_of(&io::Error::last_os_error())
+            } else {
+                r as i64
+            };
+            match r {
+                _ if r == -i64::from(libc::EOPNOTSUPP) && got == 0 => return None,
+                _ if r == -i64::from(libc::EAGAIN) => {
+                    if let Err(m) = self.wait_ready(fd, false) {
+                        return Some(Err(m));
+                    }
+                }
+                _ if r <= 0 => return Some(Ok(if got > 0 { got } else { r })),
+                _ => {
+                    got += r;
+                    advance(&mut iovs, r as usize);
+                }
+            }
+        }
+        Some(Ok(got))
     }
 
     /// Waits until a pipe can be read (or written), or fails when it has
@@ -1448,10 +1527,34 @@ fn fd_pair(ev: &SyscallEvent, arg: u8) -> Option<(i32, i32)> {
 
 #[cfg(test)]
 mod tests {
-    use super::{catalogue, close_entry, continues_short_transfers, install, live, proc_fd_link};
+    use super::{
+        advance, catalogue, close_entry, continues_short_transfers, install, live, proc_fd_link,
+    };
     use crate::state::FdEntry;
     use reanimator_trace::{SyscallEvent, SyscallExit};
     use std::collections::HashMap;
+
+    #[test]
+    fn advance_drops_whole_and_partial_iovecs() {
+        let buf = [0u8; 30];
+        let base = buf.as_ptr() as usize;
+        let iov = |off: usize, len: usize| libc::iovec {
+            iov_base: (base + off) as *mut libc::c_void,
+            iov_len: len,
+        };
+        let shape = |v: &[libc::iovec]| {
+            v.iter()
+                .map(|x| (x.iov_base as usize - base, x.iov_len))
+                .collect::<Vec<_>>()
+        };
+        let mut v = vec![iov(0, 10), iov(10, 0), iov(10, 10), iov(20, 10)];
+        advance(&mut v, 15);
+        assert_eq!(shape(&v), [(15, 5), (20, 10)]);
+        advance(&mut v, 5);
+        assert_eq!(shape(&v), [(20, 10)]);
+        advance(&mut v, 10);
+        assert!(v.is_empty());
+    }
 
     fn call(enter_ns: u64, exit_ns: u64) -> SyscallEvent {
         SyscallEvent {

@@ -869,3 +869,45 @@ fn a_reused_process_id_gets_the_state_of_the_fork_that_made_it() {
         listing(root.path())
     );
 }
+
+#[test]
+fn short_writes_filling_a_pipe_that_polls_full_replay_clean() {
+    // initdb writes 60 KiB of short lines to postgres before postgres
+    // reads any. The writes fit, merged into the pipe's pages, but once
+    // all 16 pages are in use the pipe polls as full: replay waited for
+    // room that never came (the reader's turn was after the writes).
+    let root = tempfile::tempdir().unwrap();
+    let mut s = Script::new("/");
+    let fds: Vec<u8> = [3i32, 4].iter().flat_map(|f| f.to_le_bytes()).collect();
+    s.call("pipe2", &[P, 0], 0, &[(0, Role::Exit, &fds)]);
+    const READER: u32 = PID + 1;
+    s.thread(READER);
+    let line = [b'x'; 135]
+        .iter()
+        .chain(b"\n")
+        .copied()
+        .collect::<Vec<u8>>();
+    let lines = 470;
+    for _ in 0..lines {
+        s.call("write", &[4, P, 136], 136, &[(1, Role::Entry, &line)]);
+    }
+    let all = line.repeat(lines);
+    for chunk in all.chunks(8192) {
+        s.call(
+            "read",
+            &[3, P, 8192],
+            chunk.len() as i64,
+            &[(1, Role::Exit, chunk)],
+        );
+        let (enter, exit) = (s.t, s.t + 500);
+        s.by(READER, enter, exit);
+    }
+    let (report, lines) = run_within(&s, root.path(), 60);
+    assert!(report.is_clean(), "{lines:?}\n{}", report.table());
+    assert_eq!(
+        report.tally.calls["write"].executed,
+        470,
+        "{}",
+        report.table()
+    );
+}
