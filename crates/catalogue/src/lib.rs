@@ -325,11 +325,46 @@ pub enum Effect {
     Spawn(u64),
     /// May receive descriptors from another process (`SCM_RIGHTS`).
     ReceiveFds,
+    /// Names its socket by its address. A Unix socket's path name becomes
+    /// a socket file, which later calls find (`chmod`, `unlink`), though
+    /// the socket itself is simulated.
+    Bind,
+    /// Changes the caller's user or group ids, which decide what its file
+    /// calls may do and who owns what they create.
+    SetIds(Ids),
     /// Makes the file of its first descriptor share the bytes of the file
     /// of its second (`ioctl(FICLONE)`, which `cp` issues on XFS and
     /// btrfs). Nothing of those bytes passes through the call, so replay
     /// copies them where its file system cannot share them.
     Clone,
+}
+
+/// Whose ids a [`Effect::SetIds`] call changes, and which of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ids {
+    /// User ids (`setuid` and kin).
+    User(Which),
+    /// Group ids (`setgid` and kin).
+    Group(Which),
+}
+
+/// Which ids a [`Effect::SetIds`] call's arguments set; an argument of -1
+/// leaves its id alone. The file-system id follows the effective id
+/// except for `setfs*id`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    /// One id: every id for a privileged caller, the effective id for
+    /// others (`setuid`).
+    One,
+    /// Real and effective; the saved id becomes the new effective id when
+    /// the real id is set or the effective id differs from the old real
+    /// one (`setreuid`).
+    RealEffective,
+    /// Real, effective and saved (`setresuid`).
+    RealEffectiveSaved,
+    /// The file-system id alone, if the caller may (`setfsuid`); returns
+    /// the old one.
+    FileSystem,
 }
 
 impl Effect {
@@ -380,6 +415,12 @@ impl Group {
     /// captures them and replay cannot reproduce them. Recording and
     /// replay count such calls and say so.
     pub const AIO: Groups = 1 << 11;
+    /// Only looks: issued again, it changes nothing the program could see
+    /// (the stat family, `access`, `pread64`, `lseek`, `readlink`, xattr
+    /// reads). Replay issues one that mismatched once more, after every
+    /// call that ended before it has finished: another process's write
+    /// racing it in the recording may have come first.
+    pub const QUERY: Groups = 1 << 12;
 
     /// Every group with the name used on the command line.
     pub const NAMES: &'static [(&'static str, Groups)] = &[
@@ -395,6 +436,7 @@ impl Group {
         ("stat", Self::STAT),
         ("nofollow", Self::NOFOLLOW),
         ("aio", Self::AIO),
+        ("query", Self::QUERY),
     ];
 }
 

@@ -2,8 +2,8 @@
 //! and flag decoding.
 
 use reanimator_catalogue::{
-    all, by_call, by_name, by_nr, ioctl_requests, Effect, FlagSet, Group, Kind, Len, Replay,
-    StructType, FICLONE,
+    all, by_call, by_name, by_nr, ioctl_requests, Effect, FlagSet, Group, Ids, Kind, Len, Replay,
+    StructType, Which, FICLONE,
 };
 
 /// Every syscall libc knows on x86_64, with its number.
@@ -730,6 +730,26 @@ fn effects_have_the_arguments_their_followers_read() {
             Effect::Remap | Effect::Umask | Effect::Exec | Effect::EndProcess => !kinds.is_empty(),
             Effect::Chdir => kinds == [Kind::Path] || kinds == [Kind::Fd],
             Effect::Clone => kinds.first() == Some(&Kind::Fd) && kinds.last() == Some(&Kind::Fd),
+            Effect::Bind => {
+                kinds.first() == Some(&Kind::Fd)
+                    && matches!(
+                        kinds.get(1),
+                        Some(Kind::Struct {
+                            ty: StructType::Sockaddr,
+                            ..
+                        })
+                    )
+            }
+            Effect::SetIds(ids) => {
+                let n = match ids {
+                    Ids::User(w) | Ids::Group(w) => match w {
+                        Which::One | Which::FileSystem => 1,
+                        Which::RealEffective => 2,
+                        Which::RealEffectiveSaved => 3,
+                    },
+                };
+                kinds == vec![Kind::Id; n]
+            }
             Effect::Spawn(implied) => {
                 kinds.is_empty()
                     || has(Kind::Flags(FlagSet::Clone)) && implied == 0
@@ -746,6 +766,17 @@ fn effects_have_the_arguments_their_followers_read() {
     }
     let effect = |n: &str| by_name(n).unwrap().effect;
     assert_eq!(effect("openat2"), Effect::Open);
+    let query = |n: &str| by_name(n).unwrap().groups & Group::QUERY != 0;
+    assert!(query("pread64") && query("lseek") && query("statx") && query("faccessat2"));
+    assert!(!query("read") && !query("getdents64") && !query("pwrite64"));
+    assert_eq!(
+        effect("setresgid"),
+        Effect::SetIds(Ids::Group(Which::RealEffectiveSaved))
+    );
+    assert_eq!(
+        effect("setfsuid"),
+        Effect::SetIds(Ids::User(Which::FileSystem))
+    );
     assert_eq!(effect("fchdir"), Effect::Chdir);
     assert_eq!(effect("fork"), Effect::Spawn(0));
     assert_eq!(effect("exit_group"), Effect::EndProcess);

@@ -214,6 +214,12 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
     for (why, n) in &report.tally.skipped {
         eprintln!("skipped {n}: {why}");
     }
+    if report.tally.requeried > 0 {
+        eprintln!(
+            "reanimator: {} query calls matched when issued again after the calls that ended before them (they raced another thread's call in the recording)",
+            report.tally.requeried
+        );
+    }
     for note in &report.prepare_notes {
         eprintln!("prepare: {note}");
     }

@@ -654,3 +654,112 @@ fn threads_writing_disjoint_ranges_replay_clean_in_commute_order() {
     let err = replay_clean(tmp.path(), &trace, &["--order", "commute"]);
     assert!(err.contains("replayed 12"), "{err}");
 }
+
+/// A work directory under a fresh temporary directory that user `owner`
+/// can use (temporary directories are private to root).
+fn shared_work(tmp: &Path, owner: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid cannot fail.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test runs a program as another user: run it as root"
+    );
+    std::fs::set_permissions(tmp, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let work = tmp.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let o = Command::new("chown")
+        .arg(owner)
+        .arg(&work)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "chown: {}", show(&o));
+    work
+}
+
+#[test]
+fn a_program_that_drops_to_another_user_replays_with_its_ids() {
+    // As `nobody`: files it makes are nobody's, root's private directory
+    // refuses it (EACCES), and the Unix socket it binds is a file that
+    // chmod, stat and unlink find. Replay once made everything root's
+    // and never made the socket file.
+    require("setpriv");
+    require("python3");
+    let tmp = tempfile::tempdir().unwrap();
+    let work = shared_work(tmp.path(), "nobody");
+    let script = "mkdir d && echo hi > d/f && chmod 600 d/f && ln -s f d/l \
+        && { ls /root > /dev/null 2>&1; true; } \
+        && python3 -c 'import socket, os; s = socket.socket(socket.AF_UNIX); \
+        s.bind(\"sock\"); os.chmod(\"sock\", 0o770); os.stat(\"sock\"); os.unlink(\"sock\")'";
+    for backend in ["ptrace", "ebpf"] {
+        let _ = std::fs::remove_dir_all(work.join("d"));
+        let trace = record_with(
+            tmp.path(),
+            &work,
+            backend,
+            &[
+                "setpriv",
+                "--reuid=nobody",
+                "--regid=nogroup",
+                "--clear-groups",
+                "sh",
+                "-c",
+                script,
+            ],
+        );
+        let text = dump(&trace);
+        assert!(
+            text.contains("EACCES"),
+            "{backend}: ls /root was not refused"
+        );
+        replay_clean(tmp.path(), &trace, &[]);
+        let f = tmp
+            .path()
+            .join("root")
+            .join(work.strip_prefix("/").unwrap());
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(f.join("d/f")).unwrap();
+        assert_eq!((meta.uid(), meta.gid()), (65534, 65534), "{backend}");
+    }
+}
+
+#[test]
+fn postgres_initdb_start_load_stop() {
+    // A database server's whole life as its own user: initdb feeds the
+    // bootstrap backend 300 KB through a pipe, the postmaster forks its
+    // workers, psql talks to it through a Unix socket.
+    require("runuser");
+    let bindir = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()
+        .and_then(|d| d.filter_map(Result::ok).map(|e| e.path().join("bin")).find(|b| b.join("initdb").exists()))
+        .expect("PostgreSQL is not installed (/usr/lib/postgresql/*/bin/initdb): run scripts/install-deps.sh");
+    require("psql");
+    let tmp = tempfile::tempdir().unwrap();
+    let work = shared_work(tmp.path(), "postgres");
+    let script = format!(
+        "set -e; export PATH={}:$PATH\n\
+         initdb -D data -A trust -U pg --no-sync > /dev/null\n\
+         pg_ctl -D data -o \"-k $PWD -c listen_addresses='' -c shared_buffers=16MB -c max_connections=10\" -l log -w start > /dev/null\n\
+         psql -h $PWD -U pg -d postgres -q -v ON_ERROR_STOP=1 -c \"create table t(id int primary key, v text)\" \
+           -c \"insert into t select g, md5(g::text) from generate_series(1, 5000) g\" \
+           -c \"update t set v = v || 'x' where id % 3 = 0\" -c \"delete from t where id % 7 = 0\" -c \"checkpoint\"\n\
+         pg_ctl -D data -m fast -w stop > /dev/null\n",
+        bindir.display()
+    );
+    std::fs::write(work.join("pg.sh"), script).unwrap();
+    for backend in ["ptrace", "ebpf"] {
+        let _ = std::fs::remove_dir_all(work.join("data"));
+        let _ = std::fs::remove_file(work.join("log"));
+        let trace = record_with(
+            tmp.path(),
+            &work,
+            backend,
+            &["runuser", "-u", "postgres", "--", "sh", "pg.sh"],
+        );
+        assert!(
+            work.join("data/PG_VERSION").exists(),
+            "{backend}: initdb did not run"
+        );
+        replay_clean(tmp.path(), &trace, &[]);
+    }
+}

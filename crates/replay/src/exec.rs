@@ -19,13 +19,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use reanimator_catalogue::{
-    self as catalogue, Dir, Effect, FlagSet, Group, Kind, Len, Param, Replay, Ret, StructType,
-    Syscall,
+    self as catalogue, Dir, Effect, FlagSet, Group, Ids, Kind, Len, Param, Replay, Ret, StructType,
+    Syscall, Which,
 };
 use reanimator_fsstate::{fd_path, is_pseudo, join_as_called, Root};
 use reanimator_trace::{CaptureStatus, Role, SyscallEvent};
 
-use crate::state::{lock, FdEntry, Listing, Mapping, Proc, Target};
+use crate::state::{lock, Creds, FdEntry, Listing, Mapping, Proc, Target, FS};
 use crate::verify::{self, Mismatch};
 
 /// `AT_FDCWD` in a 32-bit argument.
@@ -45,6 +45,16 @@ pub(crate) enum Outcome {
     Simulated(Option<Mismatch>),
     /// Not replayed, for the reason given.
     Skipped(&'static str),
+}
+
+impl Outcome {
+    /// How the result differs from the trace, if it does.
+    pub fn mismatch(&self) -> Option<&Mismatch> {
+        match self {
+            Outcome::Executed(m) | Outcome::Simulated(m) => m.as_ref(),
+            Outcome::Skipped(_) => None,
+        }
+    }
 }
 
 /// How much checking replay does.
@@ -78,6 +88,59 @@ pub(crate) struct Thread<'a> {
     /// stand still give up after [`STALL_AGAIN`]: waiting [`STALL`] for
     /// each of thousands would be a hang.
     pub stalls: &'a AtomicU64,
+    /// The file-system ids this OS thread acts with.
+    pub acting: Acting,
+}
+
+/// The file-system user and group ids a replay thread acts with. A
+/// replayer running as root takes each traced thread's (`setfsuid` and
+/// `setfsgid` are per thread), so permission checks and the owners of
+/// what calls create are those of the recording; any other replayer acts
+/// as itself.
+pub(crate) struct Acting {
+    /// The replayer's own ids, or `None` if it cannot take others.
+    own: Option<(u32, u32)>,
+    /// The ids in force now.
+    now: (u32, u32),
+    /// The replayer's supplementary groups.
+    groups: Vec<libc::gid_t>,
+}
+
+impl Acting {
+    /// The replayer's ids: it can take a traced thread's when it is root.
+    pub fn new() -> Self {
+        // SAFETY: these calls cannot fail.
+        let own = unsafe { (libc::geteuid(), libc::getegid()) };
+        let mut groups = vec![0; 65536];
+        // SAFETY: a buffer of the largest group count.
+        let n = unsafe { libc::getgroups(groups.len() as i32, groups.as_mut_ptr()) };
+        groups.truncate(n.max(0) as usize);
+        Acting {
+            own: (own.0 == 0).then_some(own),
+            now: own,
+            groups,
+        }
+    }
+
+    /// Acts as `creds` (`None`: as the replayer).
+    fn assume(&mut self, creds: Option<Creds>) {
+        let Some(own) = self.own else { return };
+        let want = creds.map_or(own, |c| (c.uid[FS], c.gid[FS]));
+        if want == self.now {
+            return;
+        }
+        // Raw calls: glibc's wrappers would change every thread's ids.
+        // SAFETY: plain system calls on this thread's credentials.
+        unsafe {
+            libc::syscall(libc::SYS_setfsgid, want.1);
+            libc::syscall(libc::SYS_setfsuid, want.0);
+            // The trace does not hold supplementary groups: another user
+            // gets none, rather than the replayer's.
+            let groups: &[libc::gid_t] = if want.0 == own.0 { &self.groups } else { &[] };
+            libc::syscall(libc::SYS_setgroups, groups.len(), groups.as_ptr());
+        }
+        self.now = want;
+    }
 }
 
 /// How long a pipe call may wait while the whole replay stands still.
@@ -268,6 +331,41 @@ fn errno_of(e: &io::Error) -> i64 {
 }
 
 /// Issues a raw system call; errors come back as `-errno`.
+/// Bytes a replayed pipe holds at least.
+const PIPE_ROOM: usize = 1 << 20;
+
+/// Makes a pipe hold at least [`PIPE_ROOM`] bytes, or `at_least` if more.
+/// The program's pipe held what was in flight when it ran; replay orders
+/// its reads and writes by recorded times, not by that moment's state, so
+/// it may have more in flight (and a pipe's pages fill with short writes
+/// unevenly): with the program's 64 KiB, initdb's writer stood waiting for
+/// room while the postgres reading it waited for the writer's turn. Pages
+/// are only allocated as data comes, so the room costs nothing unused.
+/// Best effort: an unprivileged replayer may be refused.
+fn roomy(fd: &impl AsRawFd, at_least: usize) {
+    // SAFETY: F_SETPIPE_SZ on a descriptor we hold; failure is harmless.
+    unsafe {
+        libc::fcntl(
+            fd.as_raw_fd(),
+            libc::F_SETPIPE_SZ,
+            PIPE_ROOM.max(at_least) as i32,
+        )
+    };
+}
+
+/// The path name of a `bind`'s Unix socket address (not an abstract or
+/// unnamed one).
+fn unix_socket_path(ev: &SyscallEvent) -> Option<&[u8]> {
+    let addr = ev
+        .capture(1, Role::Entry)
+        .filter(|c| c.status == CaptureStatus::Complete)
+        .and_then(|c| c.data.as_deref())?;
+    let family = u16::from_le_bytes(addr.get(..2)?.try_into().ok()?);
+    let path = addr.get(2..)?;
+    let path = &path[..path.iter().position(|&b| b == 0).unwrap_or(path.len())];
+    (i32::from(family) == libc::AF_UNIX && !path.is_empty()).then_some(path)
+}
+
 /// Drops the first `n` bytes from an iovec array.
 fn advance(iovs: &mut Vec<libc::iovec>, mut n: usize) {
     let whole = iovs.iter().take_while(|v| {
@@ -299,6 +397,7 @@ fn raw_syscall(nr: u32, a: &[u64; 6]) -> i64 {
 impl Thread<'_> {
     /// Replays one call (which returned, and was not interrupted).
     pub fn run(&mut self, ev: &SyscallEvent, row: &'static Syscall) -> Outcome {
+        self.acting.assume(self.proc.creds);
         let expected = Self::expected(ev);
         if expected == -i64::from(libc::EFAULT) || expected == -i64::from(libc::EAGAIN) {
             // The call did nothing: the program handed the kernel a bad
@@ -351,6 +450,29 @@ impl Thread<'_> {
             }
         }
         Outcome::Simulated(None)
+    }
+
+    /// Makes the socket file a `bind` to Unix socket path `path` made;
+    /// 0 or -errno.
+    fn make_socket_file(&self, path: &[u8]) -> i64 {
+        let (full, umask) = {
+            let fs = lock(&self.proc.fs);
+            (join_as_called(&fs.cwd, path), fs.umask)
+        };
+        if is_pseudo(&full) {
+            return 0;
+        }
+        let made = self.root.parent(&full).and_then(|(dir, name)| {
+            let mode = libc::S_IFSOCK | (0o777 & !umask);
+            // SAFETY: a directory descriptor and a NUL-terminated name.
+            let r = unsafe { libc::mknodat(dir.as_raw_fd(), name.as_ptr(), mode, 0) };
+            if r < 0 {
+                Err(io::Error::last_os_error())
+            } else {
+                Ok(())
+            }
+        });
+        made.map_or_else(|e| errno_of(&e), |()| 0)
     }
 
     fn path_arg(ev: &SyscallEvent, i: usize) -> Option<&[u8]> {
@@ -1070,6 +1192,7 @@ impl Thread<'_> {
                     // SAFETY: fresh descriptors we own.
                     let (rd, wr) =
                         unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+                    roomy(&wr, 0);
                     if let (0, Some((a, b))) = (expected, fd_pair(ev, 0)) {
                         let cloexec = flags & libc::O_CLOEXEC != 0;
                         let mut t = lock(&self.proc.fds);
@@ -1103,6 +1226,25 @@ impl Thread<'_> {
                     lock(&self.proc.fs).cwd = p;
                 }
                 Outcome::Executed(ok(got))
+            }
+            Effect::Bind if expected == 0 => {
+                let got = match unix_socket_path(ev) {
+                    Some(path) => self.make_socket_file(path),
+                    None => 0,
+                };
+                Outcome::Simulated(verify::ret(Ret::Int, expected, got))
+            }
+            Effect::SetIds(ids) => {
+                // setfs*id returns the old id whether or not it changed.
+                let took = expected >= 0
+                    || matches!(
+                        ids,
+                        Ids::User(Which::FileSystem) | Ids::Group(Which::FileSystem)
+                    );
+                if let Some(c) = self.proc.creds.as_mut().filter(|_| took) {
+                    c.set(ids, &ev.args);
+                }
+                Outcome::Simulated(None)
             }
             Effect::Umask => {
                 let mut fs = lock(&self.proc.fs);
@@ -1259,6 +1401,9 @@ impl Thread<'_> {
             Ok(fd) => {
                 if expected >= 0 {
                     let stream = is_fifo(&fd);
+                    if stream {
+                        roomy(&fd, 0);
+                    }
                     let cloexec = flags & libc::O_CLOEXEC != 0;
                     let mut e = FdEntry::real(fd, cloexec, full, stream);
                     e.direct = flags & libc::O_DIRECT != 0;
@@ -1309,12 +1454,17 @@ impl Thread<'_> {
                 drop(t);
                 return None;
             }
+            // Replay's pipes are larger than the program's (see
+            // `roomy`): their size is the recorded one.
+            libc::F_GETPIPE_SZ => Outcome::Simulated(None),
+            libc::F_SETPIPE_SZ => {
+                if let (Target::Real(real), true) = (&entry.target, expected > 0) {
+                    roomy(real, expected as usize);
+                }
+                Outcome::Simulated(None)
+            }
             // Integer-argument commands on the descriptor itself.
-            libc::F_GETFL
-            | libc::F_GETPIPE_SZ
-            | libc::F_SETPIPE_SZ
-            | libc::F_ADD_SEALS
-            | libc::F_GET_SEALS => {
+            libc::F_GETFL | libc::F_ADD_SEALS | libc::F_GET_SEALS => {
                 drop(t);
                 return None;
             }

@@ -29,6 +29,7 @@
 
 use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use reanimator_catalogue::{Effect, PositionalIo, Ret, Syscall};
 use reanimator_trace::SyscallEvent;
@@ -300,6 +301,31 @@ impl Order {
             }
         }
         true
+    }
+
+    /// Blocks until every call that ended, in the trace, before this one
+    /// ended has finished (they never wait for it: each ended before it),
+    /// or `limit` has passed; true when they have.
+    pub fn wait_earlier(&self, t: &Ticket, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        let mut s = lock(&self.state);
+        loop {
+            // Finished calls leave the front at once.
+            if s.aborted || s.base >= t.slot {
+                return !s.aborted;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            s.waiters += 1;
+            s = self
+                .cv
+                .wait_timeout(s, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+            s.waiters -= 1;
+        }
     }
 
     /// Marks a call finished.

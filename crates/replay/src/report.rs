@@ -34,6 +34,9 @@ pub struct Tally {
     pub calls: BTreeMap<&'static str, CallStats>,
     /// Why calls were skipped, with counts.
     pub skipped: BTreeMap<&'static str, u64>,
+    /// Query calls that matched only when issued again, after the calls
+    /// that ended before them had finished (races in the recording).
+    pub requeried: u64,
 }
 
 impl Tally {
@@ -45,6 +48,7 @@ impl Tally {
         for (why, n) in &o.skipped {
             *self.skipped.entry(why).or_default() += n;
         }
+        self.requeried += o.requeried;
     }
 
     /// The sum over all calls.

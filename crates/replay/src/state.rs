@@ -1,5 +1,5 @@
 //! The emulated state of the traced processes: descriptor tables, working
-//! directories, umasks and file mappings.
+//! directories, umasks, file mappings and user and group ids.
 //!
 //! Replay runs every traced thread as a thread of one process, so the
 //! kernel's per-process state is emulated here: traced descriptor numbers
@@ -7,6 +7,7 @@
 //! copied exactly as `clone` flags say, and `execve` closes what
 //! `FD_CLOEXEC` marks.
 
+use reanimator_catalogue::{Ids, Which};
 use reanimator_trace::SyscallEvent;
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
@@ -154,6 +155,80 @@ impl Mapping {
     }
 }
 
+/// A thread's user and group ids (each thread has its own, as in the
+/// kernel; glibc's `setuid` makes every thread call it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Creds {
+    /// Real, effective, saved and file-system user ids.
+    pub uid: [u32; 4],
+    /// Real, effective, saved and file-system group ids.
+    pub gid: [u32; 4],
+}
+
+/// Index of the effective id in [`Creds`]' arrays.
+const EFFECTIVE: usize = 1;
+/// Index of the file-system id in [`Creds`]' arrays.
+pub(crate) const FS: usize = 3;
+
+impl Creds {
+    /// What a process start record says: real and effective ids; the
+    /// saved and file-system ids follow the effective ones.
+    pub fn started(uid: u32, euid: u32, gid: u32, egid: u32) -> Self {
+        Creds {
+            uid: [uid, euid, euid, euid],
+            gid: [gid, egid, egid, egid],
+        }
+    }
+
+    /// Applies a successful [`Effect::SetIds`] call with arguments `args`
+    /// (as the kernel does; privilege is an effective user id of 0).
+    pub fn set(&mut self, ids: Ids, args: &[u64]) {
+        let privileged = self.uid[EFFECTIVE] == 0;
+        let (which, v) = match ids {
+            Ids::User(w) => (w, &mut self.uid),
+            Ids::Group(w) => (w, &mut self.gid),
+        };
+        // -1 (as a 32-bit id) leaves an id alone.
+        let arg = |i: usize| Some(args[i] as u32).filter(|&x| x != u32::MAX);
+        match which {
+            Which::One => {
+                let id = arg(0).unwrap_or(v[EFFECTIVE]);
+                if privileged {
+                    *v = [id; 4];
+                } else {
+                    (v[EFFECTIVE], v[FS]) = (id, id);
+                }
+            }
+            Which::RealEffective => {
+                let old_real = v[0];
+                if let Some(r) = arg(0) {
+                    v[0] = r;
+                }
+                if let Some(e) = arg(1) {
+                    v[EFFECTIVE] = e;
+                }
+                if arg(0).is_some() || arg(1).is_some_and(|e| e != old_real) {
+                    v[2] = v[EFFECTIVE];
+                }
+                v[FS] = v[EFFECTIVE];
+            }
+            Which::RealEffectiveSaved => {
+                for (i, id) in v.iter_mut().take(3).enumerate() {
+                    if let Some(x) = arg(i) {
+                        *id = x;
+                    }
+                }
+                v[FS] = v[EFFECTIVE];
+            }
+            Which::FileSystem => {
+                if let Some(f) = arg(0).filter(|f| privileged || v.contains(f)) {
+                    v[FS] = f;
+                }
+            }
+        }
+    }
+}
+
 /// One emulated process, as its threads see it.
 #[derive(Clone)]
 pub(crate) struct Proc {
@@ -166,6 +241,9 @@ pub(crate) struct Proc {
     /// reaches the same file pages either way), unmapped when the last
     /// process holding one lets go.
     pub maps: Maps,
+    /// The ids of the thread holding this copy; `None` when the trace
+    /// does not say (replay then acts with its own).
+    pub creds: Option<Creds>,
 }
 
 /// A process's file mappings (see [`Proc::maps`]).
@@ -178,6 +256,7 @@ pub(crate) struct WeakProc {
     fds: Weak<Mutex<HashMap<i32, FdEntry>>>,
     fs: Weak<Mutex<FsInfo>>,
     maps: Weak<Mutex<HashMap<u64, Arc<Mapping>>>>,
+    creds: Option<Creds>,
 }
 
 impl WeakProc {
@@ -187,6 +266,7 @@ impl WeakProc {
             fds: self.fds.upgrade()?,
             fs: self.fs.upgrade()?,
             maps: self.maps.upgrade()?,
+            creds: self.creds,
         })
     }
 }
@@ -198,12 +278,18 @@ impl Proc {
             fds: Arc::downgrade(&self.fds),
             fs: Arc::downgrade(&self.fs),
             maps: Arc::downgrade(&self.maps),
+            creds: self.creds,
         }
     }
 
     /// A process that starts with `fds` (all simulated: inherited
-    /// descriptors point outside the replay) in `cwd`.
-    pub fn initial(fds: impl Iterator<Item = (i32, Vec<u8>)>, cwd: Vec<u8>, umask: u32) -> Self {
+    /// descriptors point outside the replay) in `cwd`, with ids `creds`.
+    pub fn initial(
+        fds: impl Iterator<Item = (i32, Vec<u8>)>,
+        cwd: Vec<u8>,
+        umask: u32,
+        creds: Option<Creds>,
+    ) -> Self {
         let table = fds
             .map(|(fd, target)| (fd, FdEntry::simulated(target, false)))
             .collect();
@@ -211,6 +297,7 @@ impl Proc {
             fds: Arc::new(Mutex::new(table)),
             fs: Arc::new(Mutex::new(FsInfo { cwd, umask })),
             maps: Arc::default(),
+            creds,
         }
     }
 
@@ -239,7 +326,12 @@ impl Proc {
         } else {
             Arc::new(Mutex::new(lock(&self.maps).clone()))
         };
-        Proc { fds, fs, maps }
+        Proc {
+            fds,
+            fs,
+            maps,
+            creds: self.creds,
+        }
     }
 
     /// A successful `execve`: the table is unshared, `FD_CLOEXEC` entries
@@ -257,5 +349,44 @@ impl Proc {
     /// The entry for traced descriptor `fd` as the call `ev` saw it.
     pub fn entry(&self, ev: &SyscallEvent, fd: i32) -> Option<FdEntry> {
         crate::exec::live(&mut lock(&self.fds), fd, ev).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Creds, Ids, Which};
+
+    const KEEP: u64 = u32::MAX as u64;
+
+    #[test]
+    fn ids_change_as_the_kernel_changes_them() {
+        // runuser: root drops groups, then sets gid and uid for good.
+        let mut c = Creds::started(0, 0, 0, 0);
+        c.set(Ids::Group(Which::One), &[104]);
+        c.set(Ids::User(Which::One), &[101]);
+        assert_eq!((c.uid, c.gid), ([101; 4], [104; 4]));
+        // Unprivileged, setuid changes the effective (and fs) id only.
+        let mut c = Creds::started(1000, 1000, 1000, 1000);
+        c.uid[2] = 0;
+        c.set(Ids::User(Which::One), &[0]);
+        assert_eq!(c.uid, [1000, 0, 0, 0]);
+        // setreuid(-1, e): the saved id follows a new effective id that
+        // differs from the real one.
+        let mut c = Creds::started(0, 0, 0, 0);
+        c.set(Ids::User(Which::RealEffective), &[KEEP, 101]);
+        assert_eq!(c.uid, [0, 101, 101, 101]);
+        c.set(Ids::User(Which::RealEffective), &[KEEP, 0]);
+        assert_eq!(c.uid, [0, 0, 101, 0]);
+        // setresuid(-1, 5, -1); setfsuid only to an id the thread holds
+        // unless privileged.
+        let mut c = Creds::started(7, 7, 7, 7);
+        c.set(Ids::User(Which::RealEffectiveSaved), &[KEEP, 5, KEEP]);
+        assert_eq!(c.uid, [7, 5, 7, 5]);
+        c.set(Ids::User(Which::FileSystem), &[9]);
+        assert_eq!(c.uid[3], 5, "not its id: refused");
+        c.set(Ids::User(Which::FileSystem), &[7]);
+        assert_eq!(c.uid[3], 7);
+        c.set(Ids::Group(Which::FileSystem), &[KEEP]);
+        assert_eq!(c.gid, [7; 4], "-1 only asks");
     }
 }

@@ -911,3 +911,43 @@ fn short_writes_filling_a_pipe_that_polls_full_replay_clean() {
         report.table()
     );
 }
+
+#[test]
+fn a_query_that_raced_another_threads_write_matches_when_asked_again() {
+    // Thread A's lseek(SEEK_END) began before thread B's pwrite extended
+    // the file and ended after it, and saw the new size. In original
+    // timing replay issues A's call first (the two overlapped, so neither
+    // waits for the other) and gets the old size; asked again once B's
+    // call, which ended first, has finished, it matches.
+    let root = tempfile::tempdir().unwrap();
+    let mut s = Script::new("/");
+    let o_rdwr = (libc::O_RDWR | libc::O_CREAT) as u64;
+    s.call(
+        "openat",
+        &[AT_FDCWD, P, o_rdwr, 0o644],
+        3,
+        &[(1, Role::Entry, b"/f")],
+    );
+    const A: u32 = PID + 1;
+    s.thread(A);
+    let ms = 1_000_000;
+    let page = [7u8; 4096];
+    s.call(
+        "pwrite64",
+        &[3, P, 4096, 0],
+        4096,
+        &[(1, Role::Entry, &page)],
+    )
+    .by(PID, 70 * ms, 100 * ms);
+    s.call("lseek", &[3, 0, libc::SEEK_END as u64], 4096, &[])
+        .by(A, 20 * ms, 200 * ms);
+    let last = s.seq;
+    s.renumber(&[last, last - 1]);
+    let opts = Options {
+        timing: reanimator_replay::Timing::Scaled(1.0),
+        ..Options::default()
+    };
+    let (report, lines) = run_with(&s, root.path(), &opts);
+    assert!(report.is_clean(), "{lines:?}\n{}", report.table());
+    assert_eq!(report.tally.requeried, 1, "{}", report.table());
+}
