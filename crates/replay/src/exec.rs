@@ -111,8 +111,9 @@ impl Acting {
     pub fn new() -> Self {
         // SAFETY: these calls cannot fail.
         let own = unsafe { (libc::geteuid(), libc::getegid()) };
-        let mut groups = vec![0; 65536];
-        // SAFETY: a buffer of the largest group count.
+        // SAFETY: a count query, then a buffer of that many groups.
+        let mut groups =
+            vec![0; unsafe { libc::getgroups(0, std::ptr::null_mut()) }.max(0) as usize];
         let n = unsafe { libc::getgroups(groups.len() as i32, groups.as_mut_ptr()) };
         groups.truncate(n.max(0) as usize);
         Acting {
@@ -510,6 +511,11 @@ impl Thread<'_> {
         // and glibc's fchmodat fallback use it): follow it in the emulated
         // table, never to the host's /proc.
         if let Some((fd, rest)) = proc_fd_link(&full, ev.tgid, ev.tid) {
+            if rest.is_empty() && Self::nofollow(ev, row, i) {
+                // The call acts on the link itself, which lives in /proc
+                // (`link("/proc/self/fd/5", ...)` is EXDEV).
+                return Ok(full);
+            }
             return match self.proc.entry(ev, fd) {
                 Some(e) if !e.path.is_empty() && !is_pseudo(&e.path) => {
                     Ok(join_as_called(&e.path, rest))

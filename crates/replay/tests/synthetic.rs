@@ -951,3 +951,44 @@ fn a_query_that_raced_another_threads_write_matches_when_asked_again() {
     assert!(report.is_clean(), "{lines:?}\n{}", report.table());
     assert_eq!(report.tally.requeried, 1, "{}", report.table());
 }
+
+#[test]
+fn a_call_on_a_proc_fd_link_itself_does_not_follow_it() {
+    // Python's os.link(f"/proc/self/fd/{tmpfile}", "e") calls link(),
+    // which does not follow the magic link: EXDEV, as the link is in
+    // /proc. Replay followed it to the O_TMPFILE's directory (EPERM).
+    let root = tempfile::tempdir().unwrap();
+    let mut s = Script::new("/");
+    let tmpfile = (libc::O_TMPFILE | libc::O_WRONLY) as u64;
+    s.call(
+        "openat",
+        &[AT_FDCWD, P, tmpfile, 0o640],
+        5,
+        &[(1, Role::Entry, b".")],
+    )
+    .call(
+        "link",
+        &[P, P],
+        -i64::from(libc::EXDEV),
+        &[(0, Role::Entry, b"/proc/self/fd/5"), (1, Role::Entry, b"e")],
+    )
+    .call(
+        "linkat",
+        &[
+            AT_FDCWD as u64,
+            P,
+            AT_FDCWD as u64,
+            P,
+            libc::AT_SYMLINK_FOLLOW as u64,
+        ],
+        0,
+        &[(1, Role::Entry, b"/proc/self/fd/5"), (3, Role::Entry, b"e")],
+    );
+    let (report, lines) = run(&s, root.path());
+    assert!(report.is_clean(), "{lines:?}\n{}", report.table());
+    assert!(
+        root.path().join("e").is_file(),
+        "{:?}",
+        listing(root.path())
+    );
+}
