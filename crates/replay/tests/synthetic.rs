@@ -974,13 +974,7 @@ fn a_call_on_a_proc_fd_link_itself_does_not_follow_it() {
     )
     .call(
         "linkat",
-        &[
-            AT_FDCWD as u64,
-            P,
-            AT_FDCWD as u64,
-            P,
-            libc::AT_SYMLINK_FOLLOW as u64,
-        ],
+        &[AT_FDCWD, P, AT_FDCWD, P, libc::AT_SYMLINK_FOLLOW as u64],
         0,
         &[(1, Role::Entry, b"/proc/self/fd/5"), (3, Role::Entry, b"e")],
     );
