@@ -10,7 +10,9 @@ to strace, and writes every measurement as JSON (--json).
 
 Workloads: (a) dd 4 KiB x 100,000 to a file; (b) 4 threads x 50,000 4 KiB
 pwrites; (c) RocksDB db_bench fillseq,fillrandom,overwrite,readrandom,readseq;
-(d) an sqlite3 script of single-statement transactions, updates and selects.
+(d) an sqlite3 script of single-statement transactions, updates and selects;
+(e) PostgreSQL's whole life as user postgres: initdb, start, pgbench -i -s 2,
+pgbench -c 4 -j 2 -t 300, stop (not in the default set).
 
 Usage: bench/record.py [--rounds N] [--only a,b] [--dbnum N] [--json FILE]
 Run through bench/record.sh, which installs what it needs and builds.
@@ -42,6 +44,31 @@ def sqlite_script(path, rows=3000):
             f.write(f"SELECT count(*), sum(length(v)) FROM kv WHERE k > {i};\n")
 
 
+PG_SCRIPT = """set -e
+cd "$1"
+export PATH="$(ls -d /usr/lib/postgresql/*/bin | tail -1):$PATH"
+initdb -D data -A trust -U pg --no-sync > /dev/null
+pg_ctl -D data -o "-k $PWD -c listen_addresses='' -c shared_buffers=16MB -c max_connections=10" -l log -w start > /dev/null
+pgbench -h "$PWD" -U pg -i -s 2 postgres > /dev/null 2>&1
+pgbench -h "$PWD" -U pg -c 4 -j 2 -t 300 postgres > /dev/null
+pg_ctl -D data -m fast -w stop > /dev/null
+"""
+
+
+def prepare(work):
+    """Builds and writes what the workloads need in `work`."""
+    subprocess.run(["cc", "-O2", "-pthread", "-o", f"{work}/mtpwrite", os.path.join(ROOT, "bench/workloads/mtpwrite.c")],
+                   check=True)
+    sqlite_script(f"{work}/script.sql")
+    with open(f"{work}/pg.sh", "w") as f:
+        f.write(PG_SCRIPT)
+    # (e) runs as postgres: it must reach its directory.
+    os.chmod(work, 0o755)
+    os.makedirs(f"{work}/pg", exist_ok=True)
+    if shutil.which("runuser") and os.path.isdir("/usr/lib/postgresql"):
+        shutil.chown(f"{work}/pg", "postgres", "postgres")
+
+
 def workloads(work, dbnum):
     """name -> (argv, files to remove before each run, stdin file)."""
     mt = os.path.join(work, "mtpwrite")
@@ -55,6 +82,9 @@ def workloads(work, dbnum):
                f"--db={work}/db", "--compression_type=none"], [f"{work}/db"], None),
         "d": ("sqlite3 3000 inserts, 1000 updates, 300 selects", ["sqlite3", f"{work}/s.db"],
               [f"{work}/s.db", f"{work}/s.db-journal"], sql),
+        "e": ("postgres: initdb, pgbench -i -s 2, pgbench -c 4 -t 300",
+              ["runuser", "-u", "postgres", "--", "sh", f"{work}/pg.sh", f"{work}/pg"],
+              [f"{work}/pg/data", f"{work}/pg/log"], None),
     }
 
 
@@ -107,9 +137,7 @@ def main():
     args = ap.parse_args()
 
     work = args.workdir or tempfile.mkdtemp(prefix="reanimator-bench-", dir="/var/tmp")
-    subprocess.run(["cc", "-O2", "-pthread", "-o", f"{work}/mtpwrite", os.path.join(ROOT, "bench/workloads/mtpwrite.c")],
-                   check=True)
-    sqlite_script(f"{work}/script.sql")
+    prepare(work)
     wl = workloads(work, args.dbnum)
     cfgs, cfg_outputs = configs(work)
     wanted = [c for c in args.configs.split(",") if c]

@@ -22,12 +22,11 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from record import REANIMATOR, ROOT, remove, run_once, sqlite_script, workloads  # noqa: E402
+from record import REANIMATOR, prepare, remove, run_once, workloads  # noqa: E402
 
 SUMMARY = re.compile(
     r"replayed (\d+) calls in ([\d.]+) s .*prepared (\d+) paths \((\d+) bytes\) in ([\d.]+) s; (\d+) mismatches"
@@ -43,9 +42,7 @@ def main():
     args = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="reanimator-replay-bench-", dir="/var/tmp")
-    subprocess.run(["cc", "-O2", "-pthread", "-o", f"{work}/mtpwrite",
-                    os.path.join(ROOT, "bench/workloads/mtpwrite.c")], check=True)
-    sqlite_script(f"{work}/script.sql")
+    prepare(work)
     wl = workloads(work, args.dbnum)
     root = f"{work}/root"
     configs = {

@@ -986,3 +986,18 @@ fn a_call_on_a_proc_fd_link_itself_does_not_follow_it() {
         listing(root.path())
     );
 }
+
+#[test]
+fn a_short_writev_to_a_pipe_moves_no_more_in_replay() {
+    // A writev to a nearly full non-blocking pipe wrote 100 of its 200
+    // bytes; replay's pipe has room for all, but the call must move 100.
+    let root = tempfile::tempdir().unwrap();
+    let mut s = Script::new("/");
+    s.non_blocking_pipe();
+    let data = [b'w'; 200];
+    s.call("writev", &[4, P, 1], 100, &[(1, Role::Entry, &data)])
+        .call("read", &[3, P, 4096], 100, &[(1, Role::Exit, &data[..100])])
+        .call("read", &[3, P, 4096], -i64::from(libc::EAGAIN), &[]);
+    let (report, lines) = run(&s, root.path());
+    assert!(report.is_clean(), "{lines:?}\n{}", report.table());
+}
