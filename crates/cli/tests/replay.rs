@@ -720,6 +720,27 @@ fn a_program_that_drops_to_another_user_replays_with_its_ids() {
         use std::os::unix::fs::MetadataExt;
         let meta = std::fs::metadata(f.join("d/f")).unwrap();
         assert_eq!((meta.uid(), meta.gid()), (65534, 65534), "{backend}");
+        // Into a private root (as `mktemp -d` makes): it stands for `/`
+        // and gets `/`'s mode, or nobody could look up anything in it.
+        let private = tmp.path().join("private");
+        let _ = std::fs::remove_dir_all(&private);
+        std::fs::create_dir(&private).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let rep = output_within(
+            Command::new(bin())
+                .arg("replay")
+                .arg(&trace)
+                .arg("--root")
+                .arg(&private),
+            Duration::from_secs(300),
+        );
+        let err = String::from_utf8_lossy(&rep.stderr);
+        assert!(
+            rep.status.success() && err.contains(" 0 mismatches") && err.contains(", 0 differ"),
+            "{backend}, private root: {}",
+            show(&rep)
+        );
     }
 }
 

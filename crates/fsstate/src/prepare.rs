@@ -19,6 +19,10 @@ pub struct PrepareReport {
     pub skipped_special: u64,
     /// Owners not set because the replayer is not root.
     pub owners_skipped: u64,
+    /// The root directory was given search permission for every user: it
+    /// stands for `/`, and a root replayer acts with traced processes'
+    /// own user ids, which could not look up anything in it otherwise.
+    pub root_made_searchable: bool,
 }
 
 /// Applies before-states and path data, in trace order, to a root.
@@ -29,6 +33,8 @@ pub struct Preparer<'r> {
     /// Directory modes, applied last so read-only directories do not stop
     /// their children from being created.
     dir_modes: Vec<(Vec<u8>, u32)>,
+    /// The recorded state of `/` was applied to the root itself.
+    root_state_applied: bool,
     report: PrepareReport,
 }
 
@@ -51,6 +57,7 @@ impl<'r> Preparer<'r> {
             // SAFETY: geteuid cannot fail.
             is_root: unsafe { libc::geteuid() } == 0,
             dir_modes: Vec::new(),
+            root_state_applied: false,
             report: PrepareReport::default(),
         }
     }
@@ -102,6 +109,17 @@ impl<'r> Preparer<'r> {
 
     fn state(&mut self, s: &PathState) -> io::Result<()> {
         if s.path == b"/" || s.path.is_empty() {
+            if s.path == b"/" && s.kind == FileKind::Directory && !self.root_state_applied {
+                // The root stands for `/`: it gets `/`'s mode and owner.
+                let p = fd_path(self.root.fd());
+                // SAFETY: a NUL-terminated path to the root directory.
+                cvt(unsafe { libc::chmod(p.as_ptr(), s.mode & 0o7777) })?;
+                if self.is_root {
+                    // SAFETY: as above.
+                    cvt(unsafe { libc::chown(p.as_ptr(), s.uid, s.gid) })?;
+                }
+                self.root_state_applied = true;
+            }
             return Ok(());
         }
         let now = self.existing(&s.path);
@@ -225,15 +243,22 @@ impl<'r> Preparer<'r> {
             let (dir, name) = self.root.parent(path)?;
             // SAFETY: valid descriptor and C string.
             cvt(unsafe { libc::fchmodat(dir.as_raw_fd(), name.as_ptr(), *mode, 0) })?;
-            if let Ok(fd) = self.root.open_at(
-                path,
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
-                0,
-            ) {
-                let _ = fd;
-            }
         }
         self.dir_modes.clear();
+        if self.is_root && !self.root_state_applied {
+            // A root made private (`mktemp -d`) would refuse every traced
+            // process that replay acts as another user for.
+            let p = fd_path(self.root.fd());
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            // SAFETY: a NUL-terminated path and a stat buffer.
+            cvt(unsafe { libc::stat(p.as_ptr(), &mut st) })?;
+            let mode = st.st_mode & 0o7777;
+            if mode & 0o011 != 0o011 {
+                // SAFETY: as above.
+                cvt(unsafe { libc::chmod(p.as_ptr(), mode | 0o011) })?;
+                self.report.root_made_searchable = true;
+            }
+        }
         Ok(std::mem::take(&mut self.report))
     }
 }

@@ -107,6 +107,13 @@ impl Snapshotter {
         if self.policy == SnapshotPolicy::Off {
             return;
         }
+        if !self.seen.contains_key(&b"/"[..]) {
+            // The replay root stands for `/`; it gets `/`'s mode and owner
+            // (a root made with `mktemp -d` is private, and replay acting
+            // as another user could not look up anything in it).
+            let k = self.record(b"/", false, next_seq, time_ns, out);
+            self.seen.insert(b"/".to_vec(), k);
+        }
         let mut pending: VecDeque<Vec<u8>> = components(abs_path);
         let mut cur: Vec<u8> = Vec::new();
         let mut hops = 0;

@@ -92,7 +92,14 @@ fn a_snapshot_prepared_into_an_empty_root_matches_the_original() {
         .count();
     assert!(pieces >= 3, "3 MB in {pieces} pieces");
 
+    // tempdir() is private (0700); the root stands for `/` and gets its
+    // mode, recorded at the first touch.
     let dir = tempfile::tempdir().unwrap();
+    let slash = states(&records)
+        .into_iter()
+        .find(|s| s.path == b"/")
+        .expect("`/` is recorded");
+    assert_eq!(slash.kind, FileKind::Directory);
     let root = Root::open(dir.path()).unwrap();
     let mut prep = Preparer::new(&root, false);
     for r in &records {
@@ -100,6 +107,11 @@ fn a_snapshot_prepared_into_an_empty_root_matches_the_original() {
     }
     let report = prep.finish().unwrap();
     assert!(report.bytes >= 3_000_005, "{report:?}");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(dir.path()).unwrap().permissions().mode() & 0o7777,
+        slash.mode & 0o7777
+    );
 
     // The manifest's own comparison finds no difference for any touched
     // path (and its ancestors' contents are byte for byte the same).

@@ -858,6 +858,13 @@ fn prepare(
             r.skipped_special
         ));
     }
+    if r.root_made_searchable {
+        report.prepare_notes.push(
+            "gave the root directory search permission for every user (it stands for /, and \
+             replay acts as the traced processes' users)"
+                .into(),
+        );
+    }
     if r.owners_skipped > 0 {
         report.prepare_notes.push(format!(
             "{} owners not set (replaying without root)",
