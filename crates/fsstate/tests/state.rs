@@ -107,7 +107,6 @@ fn a_snapshot_prepared_into_an_empty_root_matches_the_original() {
     }
     let report = prep.finish().unwrap();
     assert!(report.bytes >= 3_000_005, "{report:?}");
-    use std::os::unix::fs::PermissionsExt;
     assert_eq!(
         std::fs::metadata(dir.path()).unwrap().permissions().mode() & 0o7777,
         slash.mode & 0o7777
