@@ -293,6 +293,18 @@ struct Births {
     clones: HashMap<u32, u32>,
 }
 
+/// What a created thread's start record says, kept in case no clone in
+/// the trace makes it (its state then comes from its parent at the end).
+struct CreatedStart {
+    tid: u32,
+    /// Which incarnation of `tid` (see [`BirthKey::Created`]).
+    n: u32,
+    ppid: u32,
+    cwd: Vec<u8>,
+    umask: u32,
+    creds: Creds,
+}
+
 /// How a replay thread gets its emulated state.
 enum Start {
     /// At once: the trace found it running or never said how it began.
@@ -491,7 +503,7 @@ pub fn replay(
         let mut queues = Outbox::new();
         // Start records of created threads per id, and what each says.
         let mut created: HashMap<u32, u32> = HashMap::new();
-        let mut created_as: Vec<(u32, u32, u32, Vec<u8>, u32, Creds)> = Vec::new();
+        let mut created_as: Vec<CreatedStart> = Vec::new();
         // Threads whose end was recorded, and who went on in their place.
         let mut ended: HashMap<u32, Option<u32>> = HashMap::new();
         // Successful clones in the trace per child id.
@@ -589,14 +601,14 @@ pub fn replay(
                         StartCause::Created => {
                             let n = created.entry(p.tid).or_default();
                             *n += 1;
-                            created_as.push((
-                                p.tid,
-                                *n,
-                                p.ppid,
-                                p.cwd.clone(),
-                                p.umask,
-                                creds_of(&p),
-                            ));
+                            created_as.push(CreatedStart {
+                                tid: p.tid,
+                                n: *n,
+                                ppid: p.ppid,
+                                cwd: p.cwd.clone(),
+                                umask: p.umask,
+                                creds: creds_of(&p),
+                            });
                             Start::Created(*n)
                         }
                         _ => {
@@ -642,14 +654,16 @@ pub fn replay(
         shared.order.pass_all();
         // Children whose creating call is not in the trace start from
         // their parent's latest state.
-        for (tid, n, ppid, cwd, umask, creds) in created_as {
-            if n > clone_children.get(&tid).copied().unwrap_or(0) {
-                let parent = lock(&shared.latest).get(&ppid).and_then(WeakProc::upgrade);
-                let p = parent.map_or_else(
-                    || Proc::initial(std::iter::empty(), cwd, umask, Some(creds)),
-                    |p| p.child(0),
+        for c in created_as {
+            if c.n > clone_children.get(&c.tid).copied().unwrap_or(0) {
+                let parent = lock(&shared.latest)
+                    .get(&c.ppid)
+                    .and_then(WeakProc::upgrade);
+                let proc = parent.map_or_else(
+                    || Proc::initial(std::iter::empty(), c.cwd, c.umask, Some(c.creds)),
+                    |parent| parent.child(0),
                 );
-                shared.born(BirthKey::Created { tid, n }, p);
+                shared.born(BirthKey::Created { tid: c.tid, n: c.n }, proc);
             }
         }
         queues.flush();
