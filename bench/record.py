@@ -44,14 +44,20 @@ def sqlite_script(path, rows=3000):
             f.write(f"SELECT count(*), sum(length(v)) FROM kv WHERE k > {i};\n")
 
 
+# The shell runs the server and waits for it through its socket, not with
+# `pg_ctl -w`, whose polling of postmaster.pid races the postmaster's
+# rewrites of it (replay cannot order that; REPLAY.md).
 PG_SCRIPT = """set -e
 cd "$1"
 export PATH="$(ls -d /usr/lib/postgresql/*/bin | tail -1):$PATH"
 initdb -D data -A trust -U pg --no-sync > /dev/null
-pg_ctl -D data -o "-k $PWD -c listen_addresses='' -c shared_buffers=16MB -c max_connections=10" -l log -w start > /dev/null
+postgres -D data -k "$PWD" -c listen_addresses='' -c shared_buffers=16MB -c max_connections=10 > log 2>&1 &
+server=$!
+until pg_isready -q -h "$PWD"; do sleep 0.1; done
 pgbench -h "$PWD" -U pg -i -s 2 postgres > /dev/null 2>&1
 pgbench -h "$PWD" -U pg -c 4 -j 2 -t 300 postgres > /dev/null
-pg_ctl -D data -m fast -w stop > /dev/null
+kill -INT $server
+wait $server
 """
 
 
