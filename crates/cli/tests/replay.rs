@@ -49,20 +49,27 @@ fn record_with(tmp: &Path, work: &Path, backend: &str, argv: &[&str]) -> PathBuf
 fn replay_clean(tmp: &Path, trace: &Path, options: &[&str]) -> String {
     let root = tmp.join("root");
     let _ = std::fs::remove_dir_all(&root);
+    replay_clean_at(&root, trace, options)
+}
+
+/// Replays `trace` into `root` as it is (missing, or empty) and asserts a
+/// clean replay, as [`replay_clean`] does. Returns stderr.
+fn replay_clean_at(root: &Path, trace: &Path, options: &[&str]) -> String {
     let rep = output_within(
         Command::new(bin())
             .args(["replay"])
             .arg(trace)
             .arg("--root")
-            .arg(&root)
+            .arg(root)
             .args(options),
         Duration::from_secs(300),
     );
     let err = String::from_utf8_lossy(&rep.stderr).into_owned();
     assert!(
         rep.status.success() && err.contains(" 0 mismatches") && err.contains(", 0 differ"),
-        "replay of {} with {options:?} is not clean:\n{}",
+        "replay of {} into {} with {options:?} is not clean:\n{}",
         trace.display(),
+        root.display(),
         show(&rep)
     );
     err
@@ -437,20 +444,7 @@ fn cp_on_xfs_clones_and_replays_onto_any_file_system() {
         // Onto XFS: cloned.
         let root = xfs.0.join("root");
         let _ = std::fs::remove_dir_all(&root);
-        let rep = output_within(
-            Command::new(bin())
-                .arg("replay")
-                .arg(&trace)
-                .arg("--root")
-                .arg(&root),
-            Duration::from_secs(300),
-        );
-        let err = String::from_utf8_lossy(&rep.stderr);
-        assert!(
-            rep.status.success() && err.contains(" 0 mismatches") && err.contains(", 0 differ"),
-            "{backend}: replay onto XFS: {}",
-            show(&rep)
-        );
+        replay_clean_at(&root, &trace, &[]);
     }
 }
 
@@ -727,20 +721,7 @@ fn a_program_that_drops_to_another_user_replays_with_its_ids() {
         std::fs::create_dir(&private).unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
-        let rep = output_within(
-            Command::new(bin())
-                .arg("replay")
-                .arg(&trace)
-                .arg("--root")
-                .arg(&private),
-            Duration::from_secs(300),
-        );
-        let err = String::from_utf8_lossy(&rep.stderr);
-        assert!(
-            rep.status.success() && err.contains(" 0 mismatches") && err.contains(", 0 differ"),
-            "{backend}, private root: {}",
-            show(&rep)
-        );
+        replay_clean_at(&private, &trace, &[]);
     }
 }
 
