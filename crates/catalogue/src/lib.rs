@@ -148,6 +148,190 @@ pub enum Kind {
         /// `In` for sendmsg, `Out` for recvmsg.
         dir: Dir,
     },
+    /// Linux AIO requests handed to the kernel (`io_submit`'s array of
+    /// `struct iocb *`; the argument at index `count` holds how many):
+    /// read at entry, the pointer array, each `iocb` and the data of each
+    /// write, so replay can submit the same requests. Capture layout in
+    /// [`aio`].
+    IoCbs {
+        /// Index of the parameter holding the number of requests.
+        count: u8,
+    },
+    /// Linux AIO completions (`io_getevents`' array of `struct io_event`,
+    /// as many as the return value): read at exit with the data each
+    /// completed read brought in, found through the event's `iocb`.
+    /// Capture layout in [`aio`].
+    IoEvents,
+}
+
+/// How the captures of [`Kind::IoCbs`] and [`Kind::IoEvents`] are laid
+/// out, for the recorders that write them and everyone who reads them.
+///
+/// Capture `elem` 0 is the whole array (`n` pointers of 8 bytes, or `n`
+/// `struct io_event` of 32 bytes). Request or event `i` then owns the
+/// elements from `(i + 1) << SHIFT`: the `struct iocb` itself at offset 0
+/// (requests only), and its data buffers at offsets 1, 2, ...: one for
+/// `PREAD`/`PWRITE`, one per iovec element for `PREADV`/`PWRITEV`. Data
+/// is captured at `io_submit` entry for writes and at `io_getevents` exit
+/// for reads (the event's `res` bytes, spread over the elements in order).
+/// A `PREADV` request's elements are also captured at `io_submit` entry,
+/// each with its length and no bytes, so replay can submit it.
+pub mod aio {
+    /// Bits of a capture's `elem` below the request or event number.
+    pub const SHIFT: u32 = 11;
+    /// Most requests or events captured per call (more are counted as
+    /// truncated): 1024 elements of data each.
+    pub const MAX: u64 = 1 << 16;
+    /// Most data elements of one vectored request (`IOV_MAX`).
+    pub const IOV_MAX: u64 = 1024;
+    /// Size of `struct iocb`.
+    pub const IOCB_LEN: usize = 64;
+    /// Size of `struct io_event`.
+    pub const EVENT_LEN: usize = 32;
+    /// `IOCB_CMD_PREAD`.
+    pub const PREAD: u16 = 0;
+    /// `IOCB_CMD_PWRITE`.
+    pub const PWRITE: u16 = 1;
+    /// `IOCB_CMD_FSYNC`.
+    pub const FSYNC: u16 = 2;
+    /// `IOCB_CMD_FDSYNC`.
+    pub const FDSYNC: u16 = 3;
+    /// `IOCB_CMD_POLL`.
+    pub const POLL: u16 = 5;
+    /// `IOCB_CMD_NOOP`.
+    pub const NOOP: u16 = 6;
+    /// `IOCB_CMD_PREADV`.
+    pub const PREADV: u16 = 7;
+    /// `IOCB_CMD_PWRITEV`.
+    pub const PWRITEV: u16 = 8;
+    /// `IOCB_FLAG_RESFD`: completion also signals the eventfd `aio_resfd`.
+    pub const FLAG_RESFD: u32 = 1;
+
+    /// The `elem` of request or event `i`'s part `part` (0: the iocb,
+    /// 1 + j: data element j).
+    pub fn elem(i: u64, part: u64) -> u32 {
+        (((i + 1) << SHIFT) | part) as u32
+    }
+
+    /// The fields of a `struct iocb` replay and `dump` use.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Iocb {
+        /// `aio_data`: the program's cookie, returned in the event.
+        pub data: u64,
+        /// `aio_lio_opcode`.
+        pub opcode: u16,
+        /// `aio_fildes`.
+        pub fd: i32,
+        /// `aio_buf`: the data, or the iovec array of a vectored request.
+        pub buf: u64,
+        /// `aio_nbytes`: bytes, or iovec elements of a vectored request.
+        pub nbytes: u64,
+        /// `aio_offset`.
+        pub offset: i64,
+        /// `aio_rw_flags` (`RWF_*`).
+        pub rw_flags: i32,
+        /// `aio_flags` (`IOCB_FLAG_*`).
+        pub flags: u32,
+    }
+
+    impl Iocb {
+        /// Decodes the kernel's layout, `None` if `b` is too short.
+        pub fn parse(b: &[u8]) -> Option<Iocb> {
+            let b = b.get(..IOCB_LEN)?;
+            let u64_at = |o: usize| Some(u64::from_le_bytes(b.get(o..o + 8)?.try_into().ok()?));
+            let u32_at = |o: usize| Some(u32::from_le_bytes(b.get(o..o + 4)?.try_into().ok()?));
+            Some(Iocb {
+                data: u64_at(0)?,
+                rw_flags: u32_at(12)? as i32,
+                opcode: u16::from_le_bytes(b.get(16..18)?.try_into().ok()?),
+                fd: u32_at(20)? as i32,
+                buf: u64_at(24)?,
+                nbytes: u64_at(32)?,
+                offset: u64_at(40)? as i64,
+                flags: u32_at(56)?,
+            })
+        }
+
+        /// Whether the kernel reads the request's data from memory.
+        pub fn writes(&self) -> bool {
+            matches!(self.opcode, PWRITE | PWRITEV)
+        }
+
+        /// Whether the kernel fills the request's memory.
+        pub fn reads(&self) -> bool {
+            matches!(self.opcode, PREAD | PREADV)
+        }
+
+        /// Whether `buf` is an iovec array.
+        pub fn vectored(&self) -> bool {
+            matches!(self.opcode, PREADV | PWRITEV)
+        }
+
+        /// The opcode's name (`IOCB_CMD_` left off).
+        pub fn op_name(&self) -> &'static str {
+            match self.opcode {
+                PREAD => "PREAD",
+                PWRITE => "PWRITE",
+                FSYNC => "FSYNC",
+                FDSYNC => "FDSYNC",
+                POLL => "POLL",
+                NOOP => "NOOP",
+                PREADV => "PREADV",
+                PWRITEV => "PWRITEV",
+                _ => "?",
+            }
+        }
+    }
+
+    /// One `struct io_event`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Event {
+        /// `data`: the request's `aio_data`.
+        pub data: u64,
+        /// `obj`: the address of the request's `iocb` in the program.
+        pub obj: u64,
+        /// `res`: the request's result (bytes, or -errno).
+        pub res: i64,
+    }
+
+    /// The events of an `io_event` array, as many as whole ones fit.
+    pub fn events(b: &[u8]) -> impl Iterator<Item = Event> + '_ {
+        b.chunks_exact(super::aio::EVENT_LEN).map(|e| {
+            let w = |o: usize| u64::from_le_bytes(e[o..o + 8].try_into().expect("8 bytes"));
+            Event {
+                data: w(0),
+                obj: w(8),
+                res: w(16) as i64,
+            }
+        })
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn requests_and_events_decode_from_the_kernel_layout() {
+            assert_eq!((elem(0, 0), elem(0, 1), elem(2, 3)), (2048, 2049, 6147));
+            let mut b = [0u8; IOCB_LEN];
+            b[0..8].copy_from_slice(&7u64.to_le_bytes());
+            b[16..18].copy_from_slice(&PWRITEV.to_le_bytes());
+            b[20..24].copy_from_slice(&5u32.to_le_bytes());
+            b[32..40].copy_from_slice(&2u64.to_le_bytes());
+            b[40..48].copy_from_slice(&(-1i64).to_le_bytes());
+            let cb = Iocb::parse(&b).unwrap();
+            assert_eq!((cb.data, cb.fd, cb.nbytes, cb.offset), (7, 5, 2, -1));
+            assert!(cb.writes() && cb.vectored() && !cb.reads());
+            assert_eq!(Iocb::parse(&b[..63]), None);
+            let mut e = [0u8; 2 * EVENT_LEN];
+            e[40..48].copy_from_slice(&0xa0u64.to_le_bytes());
+            e[48..56].copy_from_slice(&(-5i64).to_le_bytes());
+            let evs: Vec<Event> = events(&e[..2 * EVENT_LEN - 1]).collect();
+            assert_eq!(evs.len(), 1, "only whole events");
+            let evs: Vec<Event> = events(&e).collect();
+            assert_eq!((evs[1].obj, evs[1].res), (0xa0, -5));
+        }
+    }
 }
 
 /// When a memory argument is read from the traced process.
@@ -236,6 +420,8 @@ pub enum StructType {
     NameList,
     /// `struct cachestat_range` / `cachestat`.
     Cachestat,
+    /// `aio_context_t` (a Linux AIO context id, 8 bytes).
+    AioContext,
     /// Opaque bytes of a known size (ioctl argument structs and the like).
     Opaque,
 }
@@ -332,6 +518,13 @@ pub enum Effect {
     /// Changes the caller's user or group ids, which decide what its file
     /// calls may do and who owns what they create.
     SetIds(Ids),
+    /// Creates a Linux AIO context (`io_setup`), whose id its `Out`
+    /// structure receives: replay creates its own and maps one to the
+    /// other.
+    AioSetup,
+    /// Destroys the Linux AIO context of its first argument, once its
+    /// requests are done (`io_destroy`).
+    AioDestroy,
     /// Makes the file of its first descriptor share the bytes of the file
     /// of its second (`ioctl(FICLONE)`, which `cp` issues on XFS and
     /// btrfs). Nothing of those bytes passes through the call, so replay
@@ -410,10 +603,12 @@ impl Group {
     /// flags argument may say otherwise per call: `AT_SYMLINK_NOFOLLOW`
     /// for all their paths, `AT_SYMLINK_FOLLOW` (linkat) for the first.
     pub const NOFOLLOW: Groups = 1 << 10;
-    /// Asynchronous I/O (Linux AIO, io_uring): the reads and writes it
-    /// submits live in memory the call does not describe, so no recorder
-    /// captures them and replay cannot reproduce them. Recording and
-    /// replay count such calls and say so.
+    /// Asynchronous I/O (Linux AIO, io_uring). Linux AIO's requests and
+    /// completions are captured and replayed ([`Kind::IoCbs`],
+    /// [`Kind::IoEvents`]); io_uring's live in rings shared with the
+    /// kernel that no call describes, so those calls are simulated, and
+    /// recording and replay count them and say so
+    /// ([`Syscall::io_unseen`]).
     pub const AIO: Groups = 1 << 11;
     /// Only looks: issued again, it changes nothing the program could see
     /// (the stat family, `access`, `pread64`, `lseek`, `readlink`, xattr
@@ -454,6 +649,13 @@ impl Syscall {
     /// True when the call belongs to every group in `groups`.
     pub fn in_groups(&self, groups: Groups) -> bool {
         self.groups & groups == groups
+    }
+
+    /// True for asynchronous I/O calls whose reads and writes no recorder
+    /// sees and replay does not reproduce (io_uring, `io_cancel`): a user
+    /// must hear so rather than find a final-state difference unexplained.
+    pub fn io_unseen(&self) -> bool {
+        self.in_groups(Group::AIO) && self.replay == Replay::Simulate
     }
 
     /// The file bytes a positional read or write touches (`pread64`,
@@ -593,6 +795,8 @@ impl fmt::Display for Kind {
             Kind::Struct { ty, dir, len } => write!(f, "{}:{:?}[{}]", dir, ty, len),
             Kind::IoVec { dir, count } => write!(f, "{}:iovec[arg{}]", dir, count),
             Kind::MsgHdr { dir } => write!(f, "{}:msghdr", dir),
+            Kind::IoCbs { count } => write!(f, "in:iocb[arg{}]", count),
+            Kind::IoEvents => f.write_str("out:io_event[ret]"),
         }
     }
 }

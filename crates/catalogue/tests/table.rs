@@ -2,8 +2,8 @@
 //! and flag decoding.
 
 use reanimator_catalogue::{
-    all, by_call, by_name, by_nr, ioctl_requests, Effect, FlagSet, Group, Ids, Kind, Len, Replay,
-    StructType, Which, FICLONE,
+    all, by_call, by_name, by_nr, ioctl_requests, Dir, Effect, FlagSet, Group, Ids, Kind, Len,
+    Replay, StructType, Which, FICLONE,
 };
 
 /// Every syscall libc knows on x86_64, with its number.
@@ -439,7 +439,7 @@ fn every_memory_argument_has_a_size_rule() {
                 Kind::Buf { len, .. } | Kind::Struct { len, .. } => {
                     check_len(row.name, params, len)
                 }
-                Kind::IoVec { count, .. } => {
+                Kind::IoVec { count, .. } | Kind::IoCbs { count } => {
                     let c = params
                         .get(count as usize)
                         .unwrap_or_else(|| panic!("{}: iovec count missing", row.name));
@@ -750,6 +750,16 @@ fn effects_have_the_arguments_their_followers_read() {
                 };
                 kinds == vec![Kind::Id; n]
             }
+            Effect::AioSetup => matches!(
+                kinds.get(1),
+                Some(Kind::Struct {
+                    ty: StructType::AioContext,
+                    dir: Dir::Out,
+                    ..
+                })
+            ),
+            // Every Linux AIO call names its context first.
+            Effect::AioDestroy => kinds.first() == Some(&Kind::Hex),
             Effect::Spawn(implied) => {
                 kinds.is_empty()
                     || has(Kind::Flags(FlagSet::Clone)) && implied == 0
@@ -1012,6 +1022,8 @@ fn ioctl_request_rows_refine_without_capturing_more() {
                 | Kind::IoVec { .. }
                 | Kind::MsgHdr { .. }
                 | Kind::Mapped { .. }
+                | Kind::IoCbs { .. }
+                | Kind::IoEvents
         )
     };
     assert!(!ioctl_requests().is_empty());
@@ -1055,6 +1067,18 @@ fn asynchronous_io_calls_are_one_group() {
     for n in ["read", "pwrite64", "ioctl", "preadv2"] {
         assert!(!by_name(n).unwrap().in_groups(Group::AIO), "{n}");
     }
+    // Linux AIO is captured and replayed; io_uring is not.
+    let unseen = |n: &str| by_name(n).unwrap().io_unseen();
+    assert!(!unseen("io_submit") && !unseen("io_getevents") && !unseen("io_pgetevents"));
+    assert!(unseen("io_uring_enter") && unseen("io_cancel") && !unseen("read"));
+    let submit = by_name("io_submit").unwrap();
+    assert_eq!(submit.params()[2].kind, Kind::IoCbs { count: 1 });
+    assert_eq!(submit.replay, Replay::Execute);
+    assert_eq!(
+        by_name("io_getevents").unwrap().params()[3].kind,
+        Kind::IoEvents
+    );
+    assert_eq!(by_name("io_setup").unwrap().effect, Effect::AioSetup);
 }
 
 #[test]

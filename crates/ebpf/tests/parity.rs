@@ -336,4 +336,4 @@ macro_rules! parity {
 // times that depends on timing), signals/stopcont/ticker/orphan (timing
 // decides where a signal lands); crates/cli/tests/replay.rs records those
 // with the default back end and replays them.
-parity!(files, dirs, stats, xattrs, mmaps, pipes, sockets, threads, forks);
+parity!(files, dirs, stats, xattrs, mmaps, pipes, sockets, threads, forks, aio);

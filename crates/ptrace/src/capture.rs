@@ -2,7 +2,7 @@
 //! many bytes, and when to read it. Nothing here knows any syscall by
 //! name; every decision comes from the catalogue row's parameter kinds.
 
-use reanimator_catalogue::{Dir, Kind, Len, Syscall};
+use reanimator_catalogue::{aio, Dir, Kind, Len, Syscall};
 use reanimator_record::{read_mapped, read_mem, CaptureCounts, Captures, DataPolicy, CAPTURE_MAX};
 use reanimator_trace::{CaptureHead, CaptureStatus, Role};
 
@@ -148,8 +148,158 @@ pub(crate) fn capture(
                     counts.unreadable += 1;
                 }
             }
+            Kind::IoCbs { count } if view.role == Role::Entry => {
+                let n = (view.args[count as usize] as i64).clamp(0, aio::MAX as i64) as u64;
+                take_requests(view, arg, addr, n, policy, out, counts);
+            }
+            Kind::IoEvents if view.reads(Dir::Out) => {
+                let n = view.ret.unwrap_or(0).clamp(0, aio::MAX as i64) as u64;
+                take_completions(view, arg, addr, n, policy, out, counts);
+            }
             _ => {}
         }
+    }
+}
+
+/// Reads `len` bytes at `addr` whole, whatever the data policy (pointer
+/// arrays, structures), as capture `elem` of `arg`; returns the bytes read.
+fn take_whole<'o>(
+    view: &CallView<'_>,
+    (arg, elem): (u8, u32),
+    addr: u64,
+    len: u64,
+    out: &'o mut Captures,
+    counts: &mut CaptureCounts,
+) -> &'o [u8] {
+    let what = Bytes {
+        head: CaptureHead {
+            arg,
+            role: view.role,
+            elem,
+            status: CaptureStatus::Complete,
+            len,
+        },
+        addr,
+        present: len,
+    };
+    take_bytes(view.pid, what, DataPolicy::All, read_mem, out, counts);
+    let range = out.heads.last().expect("just pushed").1.clone();
+    &out.bytes[range]
+}
+
+/// `io_submit`'s requests ([`Kind::IoCbs`]): the pointer array, each
+/// `iocb`, the data of each write and the element lengths of each
+/// vectored read (layout in [`aio`]).
+fn take_requests(
+    view: &CallView<'_>,
+    arg: u8,
+    addr: u64,
+    n: u64,
+    policy: DataPolicy,
+    out: &mut Captures,
+    counts: &mut CaptureCounts,
+) {
+    if n == 0 {
+        return;
+    }
+    let ptrs: Vec<u64> = take_whole(view, (arg, 0), addr, n * 8, out, counts)
+        .chunks_exact(8)
+        .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
+        .collect();
+    for (i, &p) in ptrs.iter().enumerate() {
+        let i = i as u64;
+        let iocb = take_whole(view, (arg, aio::elem(i, 0)), p, 64, out, counts);
+        // A vectored read's element lengths, with no bytes yet: replay
+        // needs them to submit it.
+        let Some(cb) = aio::Iocb::parse(iocb).filter(|cb| cb.writes() || cb.vectored()) else {
+            continue;
+        };
+        let moved = if cb.writes() { u64::MAX } else { 0 };
+        take_request_data(view, arg, i, &cb, moved, policy, out, counts);
+    }
+}
+
+/// `io_getevents`' completions ([`Kind::IoEvents`]): the event array, and
+/// the data each read brought in, found through its `iocb`.
+fn take_completions(
+    view: &CallView<'_>,
+    arg: u8,
+    addr: u64,
+    n: u64,
+    policy: DataPolicy,
+    out: &mut Captures,
+    counts: &mut CaptureCounts,
+) {
+    if n == 0 {
+        return;
+    }
+    let events: Vec<aio::Event> = aio::events(take_whole(
+        view,
+        (arg, 0),
+        addr,
+        n * aio::EVENT_LEN as u64,
+        out,
+        counts,
+    ))
+    .collect();
+    for (i, ev) in events.iter().enumerate() {
+        if ev.res <= 0 {
+            continue;
+        }
+        let mut raw = [0u8; aio::IOCB_LEN];
+        if read_mem(view.pid, ev.obj, &mut raw) < raw.len() {
+            let head = CaptureHead {
+                arg,
+                role: view.role,
+                elem: aio::elem(i as u64, 0),
+                status: CaptureStatus::Unreadable,
+                len: raw.len() as u64,
+            };
+            out.heads.push((head, out.bytes.len()..out.bytes.len()));
+            counts.unreadable += 1;
+            continue;
+        }
+        let Some(cb) = aio::Iocb::parse(&raw).filter(|cb| cb.reads()) else {
+            continue;
+        };
+        take_request_data(view, arg, i as u64, &cb, ev.res as u64, policy, out, counts);
+    }
+}
+
+/// The data of request `i`: one buffer, or an iovec array's elements;
+/// `moved` bytes of it are there (spread in order over the elements).
+#[allow(clippy::too_many_arguments)]
+fn take_request_data(
+    view: &CallView<'_>,
+    arg: u8,
+    i: u64,
+    cb: &aio::Iocb,
+    moved: u64,
+    policy: DataPolicy,
+    out: &mut Captures,
+    counts: &mut CaptureCounts,
+) {
+    let parts = if cb.vectored() {
+        iovec_array(view.pid, cb.buf, cb.nbytes.min(aio::IOV_MAX))
+    } else {
+        vec![(cb.buf, cb.nbytes)]
+    };
+    let mut left = moved;
+    for (j, (base, len)) in parts.into_iter().enumerate() {
+        let present = len.min(left);
+        left -= present;
+        let what = Bytes {
+            head: CaptureHead {
+                arg,
+                role: view.role,
+                elem: aio::elem(i, 1 + j as u64),
+                status: CaptureStatus::Complete,
+                len,
+            },
+            addr: base,
+            present,
+        };
+        take_bytes(view.pid, what, policy, read_mem, out, counts);
     }
 }
 

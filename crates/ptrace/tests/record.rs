@@ -2498,3 +2498,107 @@ fn spawn_and_attach_errors() {
         "{err}"
     );
 }
+
+// ---------------------------------------------------------------------
+// Linux AIO
+// ---------------------------------------------------------------------
+
+#[test]
+fn linux_aio_requests_and_completions() {
+    use reanimator_catalogue::aio;
+    let case = Case::new();
+    let (rec, rep) = case.run("aio");
+    let t = &rec.trace;
+    let fd = rep.int("fd") as i32;
+    let setup = one(t.calls(libc::SYS_io_setup), "io_setup");
+    assert_eq!(ret(setup), 0);
+    let ctx = u64_at(exit_data(setup, 1), 0);
+    let submits = t.calls(libc::SYS_io_submit);
+    assert_eq!(submits.len(), 4);
+    for s in &submits {
+        assert_eq!(s.args[0], ctx);
+    }
+
+    // Writes: the pointer array, each iocb, and the data of each write,
+    // at entry.
+    let w = submits[0];
+    assert_eq!(ret(w), rep.int("submit_writes"));
+    let ptrs = entry(w, 2);
+    assert_eq!(ptrs.len(), 3 * 8);
+    let cb = |e: &SyscallEvent, i: u64| {
+        aio::Iocb::parse(capture_elem(e, 2, Role::Entry, aio::elem(i, 0)).1).unwrap()
+    };
+    let ops: Vec<(u16, i32, u64)> = (0..3)
+        .map(|i| cb(w, i))
+        .map(|c| (c.opcode, c.fd, c.data))
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            (aio::PWRITE, fd, 100),
+            (aio::PWRITEV, fd, 101),
+            (aio::FDSYNC, fd, 102)
+        ]
+    );
+    assert_eq!(
+        capture_elem(w, 2, Role::Entry, aio::elem(0, 1)).1,
+        fill(8192, 1)
+    );
+    assert_eq!(
+        capture_elem(w, 2, Role::Entry, aio::elem(1, 1)).1,
+        fill(3000, 2)
+    );
+    assert_eq!(
+        capture_elem(w, 2, Role::Entry, aio::elem(1, 2)).1,
+        fill(5192, 3)
+    );
+
+    // Reads: at entry the PREADV's element lengths with no bytes; at
+    // io_getevents' exit the events and the bytes each read brought in,
+    // a short read spread over the elements in order.
+    let r = submits[1];
+    assert_eq!(ret(r), rep.int("submit_reads"));
+    assert_eq!(
+        capture_elem(r, 2, Role::Entry, aio::elem(1, 1)),
+        (100, &[][..])
+    );
+    assert_eq!(
+        capture_elem(r, 2, Role::Entry, aio::elem(1, 2)),
+        (20000, &[][..])
+    );
+    let gets = t.calls(libc::SYS_io_getevents);
+    let mut events = HashMap::new();
+    for g in &gets {
+        let Some(arr) = g.captures.iter().find(|c| c.arg == 3 && c.elem == 0) else {
+            assert!(ret(g) <= 0);
+            continue;
+        };
+        let list: Vec<aio::Event> = aio::events(arr.data.as_deref().unwrap()).collect();
+        assert_eq!(list.len() as i64, ret(g));
+        for (i, e) in list.iter().enumerate() {
+            assert_eq!(rep.int(&format!("event_{}", e.data)), e.res);
+            events.insert(e.data, (*g, i as u64));
+        }
+    }
+    assert_eq!(events.len(), 5);
+    let (g, i) = events[&103];
+    assert_eq!(
+        capture_elem(g, 3, Role::Exit, aio::elem(i, 1)).1,
+        rep.hex("pread")
+    );
+    let (g, i) = events[&104];
+    assert_eq!(
+        capture_elem(g, 3, Role::Exit, aio::elem(i, 1)).1,
+        rep.hex("preadv_0")
+    );
+    let (len, data) = capture_elem(g, 3, Role::Exit, aio::elem(i, 2));
+    assert_eq!((len, data), (20000, &rep.hex("preadv_1")[..]));
+
+    // A failed submission still shows what it asked for.
+    let bad = submits[2];
+    assert_eq!(ret(bad), -i64::from(libc::EBADF));
+    assert_eq!(cb(bad, 0).fd, 9999);
+    assert_eq!(ret(submits[3]), 0);
+    assert!(!has_capture(submits[3], 2, Role::Entry));
+    assert_eq!(ret(one(t.calls(libc::SYS_io_destroy), "io_destroy")), 0);
+}

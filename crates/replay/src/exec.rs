@@ -25,6 +25,7 @@ use reanimator_catalogue::{
 use reanimator_fsstate::{fd_path, is_pseudo, join_as_called, Root};
 use reanimator_trace::{CaptureStatus, Role, SyscallEvent};
 
+use crate::aio;
 use crate::state::{lock, Creds, FdEntry, Listing, Mapping, Proc, Target, FS};
 use crate::verify::{self, Mismatch};
 
@@ -166,7 +167,7 @@ const DIRECT_ALIGN: usize = 4096;
 /// A data buffer handed to the kernel. `O_DIRECT` needs its start
 /// aligned, which a `Vec` does not promise, so it may start past the front
 /// of its vector.
-struct Mem {
+pub(crate) struct Mem {
     bytes: Vec<u8>,
     start: usize,
 }
@@ -174,7 +175,7 @@ struct Mem {
 impl Mem {
     /// `len` zero bytes, their start aligned to [`DIRECT_ALIGN`] if
     /// `aligned`.
-    fn zeroed(len: usize, aligned: bool) -> Mem {
+    pub(crate) fn zeroed(len: usize, aligned: bool) -> Mem {
         if !aligned {
             return Mem::from(vec![0u8; len]);
         }
@@ -185,7 +186,7 @@ impl Mem {
     }
 
     /// A copy of `data`, zero-padded or cut to `len` bytes.
-    fn copy_of(data: &[u8], len: usize, aligned: bool) -> Mem {
+    pub(crate) fn copy_of(data: &[u8], len: usize, aligned: bool) -> Mem {
         let mut m = Mem::zeroed(len, aligned);
         let n = data.len().min(len);
         m[..n].copy_from_slice(&data[..n]);
@@ -580,6 +581,22 @@ impl Thread<'_> {
         for (i, p) in params.iter().enumerate() {
             let raw = ev.args[i];
             match p.kind {
+                Kind::IoCbs { .. } if expected > 0 => {
+                    let proc = &self.proc;
+                    let real_fd = |fd: i32| match proc.entry(ev, fd) {
+                        Some(FdEntry {
+                            target: Target::Real(fd),
+                            ..
+                        }) => Some(fd),
+                        _ => None,
+                    };
+                    return Outcome::Executed(aio::submit(&proc.aio, ev, i as u8, &real_fd));
+                }
+                Kind::IoEvents if expected > 0 => {
+                    return Outcome::Executed(aio::reap(&self.proc.aio, ev, i as u8, self.verify));
+                }
+                // Nothing was submitted or reaped.
+                Kind::IoCbs { .. } | Kind::IoEvents => return Outcome::Simulated(None),
                 Kind::Fd => match self.proc.entry(ev, raw as i32) {
                     Some(FdEntry {
                         target: Target::Real(fd),
@@ -1252,6 +1269,22 @@ impl Thread<'_> {
                 }
                 Outcome::Simulated(None)
             }
+            // Every Linux AIO call names its context first.
+            Effect::AioSetup if expected == 0 => {
+                let traced = ev
+                    .capture(1, Role::Exit)
+                    .and_then(|c| c.data.as_deref())
+                    .and_then(|d| d.get(..8))
+                    .map(|d| u64::from_le_bytes(d.try_into().expect("8 bytes")));
+                let Some(traced) = traced else {
+                    return Some(Outcome::Skipped("AIO context id not captured"));
+                };
+                Outcome::Executed(ok(aio::setup(&self.proc.aio, traced, arg(0))))
+            }
+            Effect::AioDestroy if expected == 0 => {
+                Outcome::Executed(ok(aio::destroy(&self.proc.aio, arg(0))))
+            }
+            Effect::AioSetup | Effect::AioDestroy => Outcome::Simulated(None),
             Effect::Umask => {
                 let mut fs = lock(&self.proc.fs);
                 let old = fs.umask;

@@ -28,6 +28,7 @@ is executed and no network connection is made: process calls are emulated
 and socket calls simulated from the trace.
 */
 
+mod aio;
 mod exec;
 mod order;
 mod report;

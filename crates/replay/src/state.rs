@@ -7,6 +7,7 @@
 //! copied exactly as `clone` flags say, and `execve` closes what
 //! `FD_CLOEXEC` marks.
 
+use crate::aio::{Context, Contexts};
 use reanimator_catalogue::{Ids, Which};
 use reanimator_trace::SyscallEvent;
 use std::collections::HashMap;
@@ -244,6 +245,8 @@ pub(crate) struct Proc {
     /// The ids of the thread holding this copy; `None` when the trace
     /// does not say (replay then acts with its own).
     pub creds: Option<Creds>,
+    /// Linux AIO contexts, which belong to the address space.
+    pub aio: Contexts,
 }
 
 /// A process's file mappings (see [`Proc::maps`]).
@@ -257,6 +260,7 @@ pub(crate) struct WeakProc {
     fs: Weak<Mutex<FsInfo>>,
     maps: Weak<Mutex<HashMap<u64, Arc<Mapping>>>>,
     creds: Option<Creds>,
+    aio: Weak<Mutex<HashMap<u64, Arc<Context>>>>,
 }
 
 impl WeakProc {
@@ -267,6 +271,7 @@ impl WeakProc {
             fs: self.fs.upgrade()?,
             maps: self.maps.upgrade()?,
             creds: self.creds,
+            aio: self.aio.upgrade()?,
         })
     }
 }
@@ -279,6 +284,7 @@ impl Proc {
             fs: Arc::downgrade(&self.fs),
             maps: Arc::downgrade(&self.maps),
             creds: self.creds,
+            aio: Arc::downgrade(&self.aio),
         }
     }
 
@@ -298,6 +304,7 @@ impl Proc {
             fs: Arc::new(Mutex::new(FsInfo { cwd, umask })),
             maps: Arc::default(),
             creds,
+            aio: Arc::default(),
         }
     }
 
@@ -321,21 +328,26 @@ impl Proc {
                 umask: f.umask,
             }))
         };
-        let maps = if share(libc::CLONE_VM) {
-            self.maps.clone()
+        let (maps, aio) = if share(libc::CLONE_VM) {
+            (self.maps.clone(), self.aio.clone())
         } else {
-            Arc::new(Mutex::new(lock(&self.maps).clone()))
+            // A forked child's AIO contexts are not usable: none.
+            (
+                Arc::new(Mutex::new(lock(&self.maps).clone())),
+                Arc::default(),
+            )
         };
         Proc {
             fds,
             fs,
             maps,
             creds: self.creds,
+            aio,
         }
     }
 
     /// A successful `execve`: the table is unshared, `FD_CLOEXEC` entries
-    /// close and the old program's mappings go.
+    /// close and the old program's mappings and AIO contexts go.
     pub fn exec(&mut self) {
         let kept: HashMap<i32, FdEntry> = lock(&self.fds)
             .iter()
@@ -344,6 +356,7 @@ impl Proc {
             .collect();
         self.fds = Arc::new(Mutex::new(kept));
         self.maps = Arc::default();
+        self.aio = Arc::default();
     }
 
     /// The entry for traced descriptor `fd` as the call `ev` saw it.

@@ -18,7 +18,7 @@ mod names;
 
 use std::fmt::Write;
 
-use reanimator_catalogue::{self as catalogue, Dir, Kind, Ret, StructType, Syscall};
+use reanimator_catalogue::{self as catalogue, aio, Dir, Kind, Ret, StructType, Syscall};
 use reanimator_trace::{
     Capture, CaptureStatus, ClockAnchor, ContentHash, ContentNote, ExitStatus, FileKind, PathPhase,
     Record, Role, StartCause, SyscallEvent,
@@ -392,7 +392,72 @@ impl Renderer {
                     format!("{{msg_iov=[{}]}}", elems.join(", "))
                 }
             }
+            Kind::IoCbs { .. } => self.aio_text(e, idx, Role::Entry, raw),
+            Kind::IoEvents => self.aio_text(e, idx, Role::Exit, raw),
         }
+    }
+
+    /// Linux AIO requests (`role` entry: each `iocb`) or completions (exit:
+    /// each `io_event`), with the data each carried (layout in
+    /// [`catalogue::aio`]).
+    fn aio_text(&self, e: &SyscallEvent, idx: u8, role: Role, raw: u64) -> String {
+        let find = |elem: u32| {
+            e.captures
+                .iter()
+                .find(|c| c.arg == idx && c.role == role && c.elem == elem)
+        };
+        let data = |i: u64| -> String {
+            let parts: Vec<String> = (1..)
+                .map_while(|j| find(aio::elem(i, j)))
+                .map(|c| self.capture_text(c))
+                .collect();
+            match parts.len() {
+                0 => String::new(),
+                1 => format!(", buf={}", parts[0]),
+                _ => format!(", iov=[{}]", parts.join(", ")),
+            }
+        };
+        let Some(array) = find(0) else {
+            return hex_or_null(raw);
+        };
+        let Some(bytes) = array.data.as_deref() else {
+            return self.capture_text(array);
+        };
+        let items: Vec<String> = if role == Role::Entry {
+            (0..bytes.len() as u64 / 8)
+                .map(
+                    |i| match find(aio::elem(i, 0)).and_then(|c| c.data.as_deref()) {
+                        Some(b) => match aio::Iocb::parse(b) {
+                            Some(cb) => format!(
+                                "{{{}, fd={}{}, nbytes={}, offset={}, data={:#x}}}",
+                                cb.op_name(),
+                                cb.fd,
+                                data(i),
+                                cb.nbytes,
+                                cb.offset,
+                                cb.data
+                            ),
+                            None => "{?}".into(),
+                        },
+                        None => "{<unreadable>}".into(),
+                    },
+                )
+                .collect()
+        } else {
+            aio::events(bytes)
+                .enumerate()
+                .map(|(i, ev)| {
+                    format!(
+                        "{{data={:#x}, obj={:#x}, res={}{}}}",
+                        ev.data,
+                        ev.obj,
+                        ev.res,
+                        data(i as u64)
+                    )
+                })
+                .collect()
+        };
+        format!("[{}]", items.join(", "))
     }
 
     fn struct_text(&self, ty: StructType, d: &[u8], len: u64) -> String {
@@ -429,6 +494,7 @@ impl Renderer {
             },
             StructType::Int | StructType::Socklen => u32_at(0).map(|v| format!("[{}]", v as i32)),
             StructType::Loff => u64_at(0).map(|v| format!("[{}]", v as i64)),
+            StructType::AioContext => u64_at(0).map(|v| format!("[{v:#x}]")),
             StructType::NameList if d.last() == Some(&0) => Some(format!(
                 "[{}]",
                 d[..d.len() - 1]
