@@ -12,7 +12,9 @@ Workloads: (a) dd 4 KiB x 100,000 to a file; (b) 4 threads x 50,000 4 KiB
 pwrites; (c) RocksDB db_bench fillseq,fillrandom,overwrite,readrandom,readseq;
 (d) an sqlite3 script of single-statement transactions, updates and selects;
 (e) PostgreSQL's whole life as user postgres: initdb, start, pgbench -i -s 2,
-pgbench -c 4 -j 2 -t 300, stop (not in the default set).
+pgbench -c 4 -j 2 -t 300, stop (not in the default set); (f) fio's libaio
+engine, direct I/O, queue depth 16, two jobs of 4 KiB random reads and
+writes over a 64 MiB file it lays out first (not in the default set).
 
 Usage: bench/record.py [--rounds N] [--only a,b] [--dbnum N] [--json FILE]
 Run through bench/record.sh, which installs what it needs and builds.
@@ -91,6 +93,10 @@ def workloads(work, dbnum):
         "e": ("postgres: initdb, pgbench -i -s 2, pgbench -c 4 -t 300",
               ["runuser", "-u", "postgres", "--", "sh", f"{work}/pg.sh", f"{work}/pg"],
               [f"{work}/pg/data", f"{work}/pg/log"], None),
+        "f": ("fio libaio direct, iodepth 16, 2 jobs randrw 4k, 64 MiB",
+              ["fio", "--name=aio", "--ioengine=libaio", "--direct=1", "--iodepth=16", "--rw=randrw", "--bs=4k",
+               "--size=64m", "--numjobs=2", f"--filename={work}/fio.dat", "--output=/dev/null"],
+              [f"{work}/fio.dat"], None),
     }
 
 

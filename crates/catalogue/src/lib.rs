@@ -296,7 +296,7 @@ pub mod aio {
 
     /// The events of an `io_event` array, as many as whole ones fit.
     pub fn events(b: &[u8]) -> impl Iterator<Item = Event> + '_ {
-        b.chunks_exact(super::aio::EVENT_LEN).map(|e| {
+        b.chunks_exact(EVENT_LEN).map(|e| {
             let w = |o: usize| u64::from_le_bytes(e[o..o + 8].try_into().expect("8 bytes"));
             Event {
                 data: w(0),

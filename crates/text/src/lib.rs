@@ -503,6 +503,13 @@ impl Renderer {
                     .collect::<Vec<_>>()
                     .join(", ")
             )),
+            StructType::Timespec => match (u64_at(0), u64_at(8)) {
+                (Some(sec), Some(nsec)) => Some(format!(
+                    "{{tv_sec={}, tv_nsec={}}}",
+                    sec as i64, nsec as i64
+                )),
+                _ => None,
+            },
             StructType::Timespec2 => match (u64_at(0), u64_at(8), u64_at(16), u64_at(24)) {
                 (Some(a), Some(an), Some(m), Some(mn)) => Some(format!(
                     "[{{tv_sec={}, tv_nsec={}}}, {{tv_sec={}, tv_nsec={}}}]",
