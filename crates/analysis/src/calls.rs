@@ -7,8 +7,8 @@
 
 use std::sync::OnceLock;
 
-use reanimator_catalogue::{self as catalogue, Dir, Effect, Kind, Ret, StructType};
-use reanimator_trace::SyscallEvent;
+use reanimator_catalogue::{self as catalogue, aio, Dir, Effect, Kind, Ret, StructType};
+use reanimator_trace::{Role, SyscallEvent};
 
 /// Which way a call moves data between a descriptor and user memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +47,9 @@ pub struct CallInfo {
     pub chdir: bool,
     /// Closes its descriptor argument (`close`).
     pub closes: bool,
+    /// The Linux AIO requests or completions parameter, and which way
+    /// its data goes (`io_submit` writes, `io_getevents` reads).
+    pub aio: Option<(u8, Io)>,
 }
 
 /// The facts for `nr` (all unset for numbers the catalogue does not know).
@@ -82,6 +85,8 @@ fn derive(s: &catalogue::Syscall) -> CallInfo {
                 ty: StructType::FdPair,
                 ..
             } => c.fd_pair = Some(i),
+            Kind::IoCbs { .. } => c.aio = Some((i, Io::Write)),
+            Kind::IoEvents => c.aio = Some((i, Io::Read)),
             _ => {}
         }
     }
@@ -99,11 +104,55 @@ fn derive(s: &catalogue::Syscall) -> CallInfo {
 }
 
 /// Bytes a call moved and which way: its return value when it succeeded
-/// and [`CallInfo::io`] is set.
+/// and [`CallInfo::io`] is set. For Linux AIO, the bytes the requests an
+/// `io_submit` took ask to write, and the bytes the reads an
+/// `io_getevents` reaped brought in.
 pub fn io_bytes(e: &SyscallEvent) -> Option<(Io, u64)> {
-    let io = info(e.nr).io?;
+    let c = info(e.nr);
     let x = e.exit?;
-    (!x.is_error && x.ret >= 0).then_some((io, x.ret as u64))
+    if x.is_error || x.ret < 0 {
+        return None;
+    }
+    if let Some(io) = c.io {
+        return Some((io, x.ret as u64));
+    }
+    let (arg, io) = c.aio?;
+    let n = x.ret as u64;
+    let capture = |role, elem| {
+        e.captures
+            .iter()
+            .find(|c| c.arg == arg && c.role == role && c.elem == elem)
+    };
+    let mut bytes = 0;
+    match io {
+        Io::Write => {
+            for i in 0..n {
+                let cb = capture(Role::Entry, aio::elem(i, 0))
+                    .and_then(|c| c.data.as_deref())
+                    .and_then(aio::Iocb::parse);
+                if let Some(cb) = cb.filter(|cb| cb.writes()) {
+                    bytes += if cb.vectored() {
+                        (1..=aio::IOV_MAX)
+                            .map_while(|j| capture(Role::Entry, aio::elem(i, j)))
+                            .map(|c| c.len)
+                            .sum()
+                    } else {
+                        cb.nbytes
+                    };
+                }
+            }
+        }
+        Io::Read => {
+            // Only reads' completions carry data captures.
+            let events = capture(Role::Exit, 0).and_then(|c| c.data.as_deref());
+            for (i, ev) in aio::events(events.unwrap_or_default()).enumerate() {
+                if ev.res > 0 && capture(Role::Exit, aio::elem(i as u64, 1)).is_some() {
+                    bytes += ev.res as u64;
+                }
+            }
+        }
+    }
+    (bytes > 0).then_some((io, bytes))
 }
 
 #[cfg(test)]
@@ -137,5 +186,63 @@ mod tests {
         assert_eq!(by("pipe2").fd_pair, Some(0));
         assert!(by("close").closes && by("fchdir").chdir && by("chdir").chdir);
         assert_eq!(info(100_000).path, None);
+    }
+
+    #[test]
+    fn linux_aio_bytes_come_from_requests_and_completions() {
+        use reanimator_trace::{Bytes, Capture, CaptureStatus, SyscallExit};
+        let cap = |arg, role, elem, data: Vec<u8>| Capture {
+            arg,
+            role,
+            elem,
+            status: CaptureStatus::Complete,
+            len: data.len() as u64,
+            captured: data.len() as u64,
+            data: Some(Bytes::from(data)),
+        };
+        let call = |name: &str, ret: i64, captures| SyscallEvent {
+            seq: 1,
+            tgid: 1,
+            tid: 1,
+            nr: catalogue::by_name(name).unwrap().nr,
+            enter_ns: 0,
+            args: [0; 6],
+            exit: Some(SyscallExit {
+                exit_ns: 1,
+                ret,
+                is_error: false,
+            }),
+            captures,
+        };
+        let iocb = |op: u16, n: u64| {
+            let mut b = vec![0u8; aio::IOCB_LEN];
+            b[16..18].copy_from_slice(&op.to_le_bytes());
+            b[32..40].copy_from_slice(&n.to_le_bytes());
+            b
+        };
+        // Two writes and a read submitted; the call took only the first two.
+        let submit = call(
+            "io_submit",
+            2,
+            vec![
+                cap(2, Role::Entry, 0, vec![0; 24]),
+                cap(2, Role::Entry, aio::elem(0, 0), iocb(aio::PWRITE, 100)),
+                cap(2, Role::Entry, aio::elem(1, 0), iocb(aio::PREAD, 50)),
+                cap(2, Role::Entry, aio::elem(2, 0), iocb(aio::PWRITE, 7)),
+            ],
+        );
+        assert_eq!(io_bytes(&submit), Some((Io::Write, 100)));
+        // A read of 30 bytes and a write's completion of 100.
+        let event =
+            |res: i64| [[0u8; 16].to_vec(), res.to_le_bytes().to_vec(), vec![0; 8]].concat();
+        let reap = call(
+            "io_getevents",
+            2,
+            vec![
+                cap(3, Role::Exit, 0, [event(30), event(100)].concat()),
+                cap(3, Role::Exit, aio::elem(0, 1), vec![1; 30]),
+            ],
+        );
+        assert_eq!(io_bytes(&reap), Some((Io::Read, 30)));
     }
 }
