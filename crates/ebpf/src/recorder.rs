@@ -1061,7 +1061,9 @@ fn close(task: &mut Task, policy: DataPolicy, counts: &mut CaptureCounts) {
     } else if got < open.want {
         // Chunks that never arrived: the kernel side counted them.
         CaptureStatus::Lost
-    } else if policy == DataPolicy::None && open.present > 0 {
+    } else if policy == DataPolicy::None && got < open.present {
+        // Structures and AIO requests are captured whole whatever the
+        // policy: complete, as ptrace has them.
         CaptureStatus::Skipped
     } else if got < open.present {
         counts.truncated += 1;

@@ -24,6 +24,8 @@ const K_STRUCT: u8 = 5;
 const K_IOVEC: u8 = 6;
 const K_MSGHDR: u8 = 7;
 const K_MAPPED: u8 = 8;
+const K_IOCBS: u8 = 9;
+const K_IOEVENTS: u8 = 10;
 
 const DIR_IN: u8 = 1;
 const DIR_OUT: u8 = 2;
@@ -57,6 +59,8 @@ fn param(kind: Kind) -> [u8; 8] {
         Kind::IoVec { dir: d, count } => (K_IOVEC, dir(d), (0, count, 0)),
         Kind::MsgHdr { dir: d } => (K_MSGHDR, dir(d), (0, 0, 0)),
         Kind::Mapped { len } => (K_MAPPED, DIR_IN, (0, len, 0)),
+        Kind::IoCbs { count } => (K_IOCBS, DIR_IN, (0, count, 0)),
+        Kind::IoEvents => (K_IOEVENTS, DIR_OUT, (0, 0, 0)),
         _ => return [0; 8],
     };
     let f = fixed.to_le_bytes();
@@ -110,6 +114,13 @@ mod tests {
         let s = row("fstat").unwrap();
         assert_eq!(&s[8..12], &[K_STRUCT, DIR_OUT, 2, 0]);
         assert_eq!(u32::from_le_bytes(s[12..16].try_into().unwrap()), 144);
+        // io_submit(ctx, nr, iocbpp: requests, count in arg 1), read at
+        // entry; io_getevents(ctx, min_nr, nr, events: completions, ...)
+        // and io_pgetevents, read at exit
+        assert_eq!(&row("io_submit").unwrap()[16..20], &[K_IOCBS, DIR_IN, 0, 1]);
+        for name in ["io_getevents", "io_pgetevents"] {
+            assert_eq!(&row(name).unwrap()[24..26], &[K_IOEVENTS, DIR_OUT]);
+        }
         // calls that name no memory are not in the map at all
         assert!(row("getpid").is_none());
         // execve replaces the address space (and ends the old one, as

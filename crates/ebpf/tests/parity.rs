@@ -18,7 +18,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use reanimator_catalogue::{by_nr, Kind, Ret};
+use reanimator_catalogue::{aio, by_nr, Kind, Ret};
 use reanimator_record::{DataPolicy, SnapshotPolicy, Target};
 use reanimator_trace::{
     ExitStatus, PathPhase, ReadOptions, Reader, Record, TraceMeta, Writer, WriterOptions,
@@ -179,6 +179,24 @@ fn normalise(trace: &Path) -> Normal {
                             // the result.
                             Some(Kind::Mapped { .. }) => return "mapped".into(),
                             Some(Kind::Struct { .. }) | None => String::new(),
+                            // Linux AIO arrays and iocbs hold addresses:
+                            // request pointers, `aio_buf`, an event's `obj`.
+                            Some(Kind::IoCbs { .. } | Kind::IoEvents)
+                                if c.elem & ((1 << aio::SHIFT) - 1) == 0 =>
+                            {
+                                let mut d = c.data.as_deref().unwrap_or_default().to_vec();
+                                let (stride, addr) = match (kind, c.elem) {
+                                    (Some(Kind::IoCbs { .. }), 0) => (8, 0..8),
+                                    (Some(Kind::IoCbs { .. }), _) => (aio::IOCB_LEN, 24..32),
+                                    _ => (aio::EVENT_LEN, 8..16),
+                                };
+                                for item in d.chunks_mut(stride) {
+                                    if let Some(a) = item.get_mut(addr.clone()) {
+                                        a.fill(0);
+                                    }
+                                }
+                                format!("{:x}", checksum(&d))
+                            }
                             _ => format!("{:x?}", c.data.as_deref().map(checksum)),
                         };
                         format!(

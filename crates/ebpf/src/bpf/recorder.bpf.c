@@ -32,6 +32,18 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
  * sockopt structs, poll and select sets) are all smaller. */
 #define SPILL_MIN (128 << 10)
 
+/* Linux AIO, as the catalogue's `aio` lays it out: the array of requests
+ * or events is elem 0, and request or event i owns the elems from
+ * (i + 1) << AIO_SHIFT: its iocb at + 0, its data at + 1, + 2, ... */
+#define AIO_SHIFT 11
+#define AIO_MAX (1 << 16)
+#define IOCB_LEN 64
+#define IO_EVENT_LEN 32
+#define AIO_PREAD 0
+#define AIO_PWRITE 1
+#define AIO_PREADV 7
+#define AIO_PWRITEV 8
+
 #define SIGSTOP_NR 19
 #define SIGCONT_NR 18
 #define SI_KERNEL_CODE 0x80
@@ -549,13 +561,15 @@ static long str_cb(__u64 i, struct strs *s)
 	return 0;
 }
 
-/* An iovec array: at entry whole elements, at exit the return value spread
- * over the elements in order. */
+/* An iovec array: whole elements (inputs at entry), or `left` bytes spread
+ * over the elements in order (outputs at exit: the return value). Element
+ * i is capture elem first + i. */
 struct iovs {
 	struct cap c;
 	__u64 base;
 	__u64 left;
-	__u8 exit;
+	__u32 first;
+	__u8 spread;
 };
 
 static long iov_cb(__u64 i, struct iovs *v)
@@ -564,12 +578,12 @@ static long iov_cb(__u64 i, struct iovs *v)
 	if (bpf_probe_read_user(iov, sizeof(iov), (void *)(v->base + i * 16)))
 		return 1;
 	__u64 present = iov[1];
-	if (v->exit) {
+	if (v->spread) {
 		present = iov[1] < v->left ? iov[1] : v->left;
 		v->left -= present;
 	}
 	v->c.addr = iov[0];
-	v->c.elem = i;
+	v->c.elem = v->first + i;
 	v->c.len = iov[1];
 	v->c.present = present;
 	v->c.want = present < data_max ? present : data_max;
@@ -577,15 +591,120 @@ static long iov_cb(__u64 i, struct iovs *v)
 	return 0;
 }
 
-__noinline int emit_iovecs(struct cap *c, __u64 base, __u64 count, __u64 left, int exit)
+/* The elements are numbered from c->elem. */
+__noinline int emit_iovecs(struct cap *c, __u64 base, __u64 count, __u64 left, int spread)
 {
 	if (!c)
 		return 0;
-	struct iovs v = { .c = *c, .base = base, .left = left, .exit = exit };
+	struct iovs v = { .c = *c, .base = base, .left = left, .first = c->elem, .spread = spread };
 	if (count > IOV_MAX_LEN)
 		count = IOV_MAX_LEN;
 	bpf_loop(count, iov_cb, &v, 0);
 	return 0;
+}
+
+/* The fields of a struct iocb its data depends on (from offset 16). */
+struct iocb_op {
+	__u16 opcode;
+	__s16 reqprio;
+	__u32 fildes;
+	__u64 buf;
+	__u64 nbytes;
+};
+
+/* Linux AIO requests (io_submit) or completions (io_getevents): the
+ * bpf_loop context that walks the array at `base`. */
+struct aio_walk {
+	struct cap c;
+	__u64 base;
+	__u32 failed; /* something could not be read (io_submit: read again at exit) */
+};
+
+/* The data of the request whose iocb is `op`, as capture elems c->elem + 1
+ * on: one buffer, or an iovec array's elements, of which `moved` bytes
+ * are there, spread over them in order. */
+static __always_inline int emit_aio_data(struct cap *c, struct iocb_op *op, __u64 moved)
+{
+	c->elem += 1;
+	if (op->opcode == AIO_PREADV || op->opcode == AIO_PWRITEV)
+		return emit_iovecs(c, op->buf, op->nbytes, moved, 1);
+	c->addr = op->buf;
+	c->len = op->nbytes;
+	c->present = moved < op->nbytes ? moved : op->nbytes;
+	c->want = c->present < data_max ? c->present : data_max;
+	return emit_data(c);
+}
+
+/* Request i: its iocb, always whole, the data of a write, and the element
+ * lengths of a vectored read (no bytes yet: replay needs them to submit
+ * it). */
+static long request_cb(__u64 i, struct aio_walk *w)
+{
+	__u64 at = 0;
+	if (bpf_probe_read_user(&at, sizeof(at), (void *)(w->base + i * 8)))
+		return 1;
+	__u32 elem = (i + 1) << AIO_SHIFT;
+	w->c.addr = at;
+	w->c.elem = elem;
+	w->c.len = w->c.present = w->c.want = IOCB_LEN;
+	struct iocb_op op;
+	if (emit_data(&w->c) || bpf_probe_read_user(&op, sizeof(op), (void *)(at + 16))) {
+		w->failed = 1;
+		return 0;
+	}
+	if (op.opcode == AIO_PWRITE || op.opcode == AIO_PWRITEV)
+		w->failed |= emit_aio_data(&w->c, &op, ~0ULL);
+	else if (op.opcode == AIO_PREADV)
+		emit_aio_data(&w->c, &op, 0);
+	return 0;
+}
+
+/* Event i: the data a completed read brought in, found through the
+ * program's iocb (not captured: its io_submit has it). */
+static long event_cb(__u64 i, struct aio_walk *w)
+{
+	/* struct io_event: data, obj (the iocb's address), res. */
+	__u64 ev[3];
+	if (bpf_probe_read_user(ev, sizeof(ev), (void *)(w->base + i * IO_EVENT_LEN)))
+		return 1;
+	__s64 res = ev[2];
+	if (res <= 0)
+		return 0;
+	__u64 cb[IOCB_LEN / 8];
+	w->c.elem = (i + 1) << AIO_SHIFT;
+	if (bpf_probe_read_user(cb, sizeof(cb), (void *)ev[1])) {
+		struct cap c = w->c;
+		c.flags |= CAP_FAILED;
+		c.addr = 0;
+		c.len = IOCB_LEN;
+		c.present = c.want = 0;
+		emit_data(&c);
+		return 0;
+	}
+	struct iocb_op *op = (struct iocb_op *)&cb[2];
+	if (op->opcode == AIO_PREAD || op->opcode == AIO_PREADV)
+		emit_aio_data(&w->c, op, res);
+	return 0;
+}
+
+/* io_submit's n requests (entry) or io_getevents' n events (exit): the
+ * array itself, always whole, then each request or event. Returns
+ * whether something could not be read. */
+__noinline int emit_aio(struct cap *c, __u64 n)
+{
+	if (!c || !n)
+		return 0;
+	bool exit = c->flags & CAP_EXIT;
+	if (n > AIO_MAX)
+		n = AIO_MAX;
+	struct aio_walk w = { .c = *c, .base = c->addr };
+	w.c.len = w.c.present = w.c.want = n * (exit ? IO_EVENT_LEN : 8);
+	w.failed = emit_data(&w.c);
+	if (exit)
+		bpf_loop(n, event_cb, &w, 0);
+	else
+		bpf_loop(n, request_cb, &w, 0);
+	return w.failed;
 }
 
 /* Whether the mapping at an address is a shared writable file mapping,
@@ -718,6 +837,11 @@ __noinline int capture_param(struct pass *p, __u32 i)
 			return 0;
 		}
 		emit_iovecs(&c, hdr[2], hdr[3], left, p->exit);
+	} else if (ps.kind == K_IOCBS) {
+		__s64 nr = arg_of(p, ps.len_arg);
+		return emit_aio(&c, nr > 0 ? nr : 0);
+	} else if (ps.kind == K_IOEVENTS) {
+		return emit_aio(&c, left);
 	}
 	return 0;
 }

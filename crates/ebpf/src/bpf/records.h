@@ -125,6 +125,8 @@ enum spec_kind {
 	K_IOVEC = 6,
 	K_MSGHDR = 7,
 	K_MAPPED = 8,
+	K_IOCBS = 9,     /* Linux AIO requests (io_submit)      */
+	K_IOEVENTS = 10, /* Linux AIO completions (io_getevents) */
 };
 #define DIR_IN 1
 #define DIR_OUT 2
@@ -134,7 +136,7 @@ struct param_spec {
 	__u8 kind;
 	__u8 dir;
 	__u8 len_kind;
-	__u8 len_arg; /* L_ARG/L_ARGPTR: argument index; iovec: count index; mapped: length index */
+	__u8 len_arg; /* L_ARG/L_ARGPTR: argument index; iovec, iocbs: count index; mapped: length index */
 	__u32 fixed;
 };
 
