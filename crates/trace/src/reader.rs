@@ -31,9 +31,17 @@ pub struct ReadOptions {
     pub data: bool,
 }
 
-/// How many decompressed blob frames are kept for deduplicated references,
-/// least recently used evicted first.
+/// How many decompressed blob frames read in file order are kept for
+/// deduplicated references, least recently used evicted first.
 const BLOB_CACHE_FRAMES: usize = 8;
+
+/// How many older blob frames read back with `pread` are kept, apart from
+/// the recent ones, least recently used evicted first. A program reading
+/// back data it wrote long ago refers to them again and again: fio reading
+/// a 64 MiB file it had laid out refers at random to 16 such frames, and
+/// its replay took 10 s instead of 0.9 s while only the 8 recent frames
+/// were kept. Memory goes to them only when such references come.
+const RECALLED_FRAMES: usize = 32;
 
 /// Reads frames from a trace file: the layer shared by [`Reader`] and
 /// [`recover`](crate::recover).
@@ -262,8 +270,16 @@ impl BlobStore {
     }
 
     fn cache_frame(&mut self, number: u64, frame: BlobFrame, in_order: bool) {
-        if self.cache.len() >= BLOB_CACHE_FRAMES {
-            self.cache.remove(0);
+        let cap = if in_order {
+            BLOB_CACHE_FRAMES
+        } else {
+            RECALLED_FRAMES
+        };
+        let mut same = self.cache.iter().filter(|c| c.2 == in_order);
+        if same.clone().count() >= cap {
+            // The least recently used of its kind.
+            let n = same.next().expect("cap > 0").0;
+            self.cache.retain(|c| c.0 != n || c.2 != in_order);
         }
         self.cache.push((number, Rc::new(frame), in_order));
     }
