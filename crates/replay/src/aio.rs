@@ -24,6 +24,10 @@ use crate::verify::{self, Mismatch};
 /// How long a recorded completion waits for its request to be submitted
 /// by another replay thread, or to complete.
 const WAIT: Duration = Duration::from_secs(10);
+/// [`WAIT`] for a request never submitted, once one such wait in the
+/// context gave up: replay and trace disagree, and thousands of 10 s
+/// waits would be a hang.
+const WAIT_AGAIN: Duration = Duration::from_millis(500);
 
 /// A process's AIO contexts by traced id (an address space's: shared by
 /// threads and `CLONE_VM` children, none after `fork` or `execve`).
@@ -45,6 +49,8 @@ pub(crate) struct Context {
 #[derive(Default)]
 struct Requests {
     in_flight: HashMap<u64, Request>,
+    /// A completion gave up waiting for its request's submission.
+    gave_up: bool,
     /// Completed in replay, not yet reaped by a recorded completion:
     /// the request and its result (`None`: not issued, the recorded result
     /// stands).
@@ -215,9 +221,18 @@ pub(crate) fn submit(
             r
         }
     };
-    // Requests the kernel did not take will not complete.
+    // Requests the kernel did not take will not complete: their
+    // completions get the error (or, for those after the first, the
+    // recorded result did not come either) at once, not after a wait.
+    let refused = if got < 0 {
+        got
+    } else {
+        -i64::from(libc::EAGAIN)
+    };
     for obj in issued.iter().skip(got.max(0) as usize) {
-        reqs.in_flight.remove(obj);
+        if let Some(req) = reqs.in_flight.remove(obj) {
+            reqs.done.insert(*obj, (req, Some(refused)));
+        }
     }
     drop(reqs);
     ctx.submitted.notify_all();
@@ -292,20 +307,32 @@ pub(crate) fn reap(
 impl Context {
     /// The request whose traced `iocb` is at `obj`, once it completed.
     fn wait_for(&self, obj: u64) -> Result<(Request, Option<i64>), Mismatch> {
-        let deadline = Instant::now() + WAIT;
+        let start = Instant::now();
         let mut reqs = lock(&self.requests);
         loop {
             if let Some(done) = reqs.done.remove(&obj) {
                 return Ok(done);
             }
-            let left = deadline.saturating_duration_since(Instant::now());
+            let submitted = reqs.in_flight.contains_key(&obj);
+            let limit = if submitted || !reqs.gave_up {
+                WAIT
+            } else {
+                WAIT_AGAIN
+            };
+            let left = limit.saturating_sub(start.elapsed());
             if left.is_zero() {
+                reqs.gave_up |= !submitted;
+                let what = if submitted {
+                    "did not complete"
+                } else {
+                    "was not submitted"
+                };
                 return Err(format!(
-                    "request {obj:#x} did not complete in replay within {} s",
-                    WAIT.as_secs()
+                    "request {obj:#x} {what} in replay within {:.1} s",
+                    limit.as_secs_f64()
                 ));
             }
-            if !reqs.in_flight.contains_key(&obj) {
+            if !submitted {
                 // Another thread has yet to submit it.
                 reqs = self
                     .submitted

@@ -1145,3 +1145,49 @@ fn linux_aio_replays_its_requests_and_checks_what_they_read() {
         "{lines:?}"
     );
 }
+
+/// A request the kernel refuses in replay (here an opcode it does not
+/// know) is reported at its `io_submit`, and its completion at once with
+/// the error, not after a wait for a completion that cannot come.
+#[test]
+fn a_linux_aio_request_refused_in_replay_is_reported_without_waiting() {
+    use reanimator_catalogue::aio;
+    let root = tempfile::tempdir().unwrap();
+    let mut s = Script::new("/");
+    let o_rdwr = (libc::O_RDWR | libc::O_CREAT) as u64;
+    let (ctx, obj) = (0x7f00_0000_2000u64, 0xb000u64);
+    s.call(
+        "openat",
+        &[AT_FDCWD, P, o_rdwr, 0o644],
+        3,
+        &[(1, Role::Entry, b"/f")],
+    )
+    .call(
+        "io_setup",
+        &[8, P],
+        0,
+        &[(1, Role::Exit, &ctx.to_le_bytes())],
+    )
+    .call("io_submit", &[ctx, 1, P], 1, &[]);
+    with_elems(
+        &mut s,
+        2,
+        Role::Entry,
+        &[
+            (0, obj.to_le_bytes().to_vec()),
+            (aio::elem(0, 0), iocb(9, 99, 3, 4096, 0)),
+        ],
+    );
+    s.call("io_getevents", &[ctx, 1, 8, P, 0], 1, &[]);
+    with_elems(&mut s, 3, Role::Exit, &[(0, io_events(&[(9, obj, 4096)]))]);
+    let (report, lines) = run_within(&s, root.path(), 5);
+    assert_eq!(report.tally.total().mismatched, 2, "{}", report.table());
+    assert!(
+        lines[0].contains("io_submit") && lines[0].contains("EINVAL"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].contains("io_getevents") && lines[1].contains("EINVAL"),
+        "{lines:?}"
+    );
+}
