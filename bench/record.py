@@ -14,7 +14,9 @@ pwrites; (c) RocksDB db_bench fillseq,fillrandom,overwrite,readrandom,readseq;
 (e) PostgreSQL's whole life as user postgres: initdb, start, pgbench -i -s 2,
 pgbench -c 4 -j 2 -t 300, stop (not in the default set); (f) fio's libaio
 engine, direct I/O, queue depth 16, two jobs of 4 KiB random reads and
-writes over a 64 MiB file it lays out first (not in the default set).
+writes, each over its own 64 MiB file it lays out first, never two
+overlapping requests in flight (replay cannot order such a race; not in
+the default set).
 
 Usage: bench/record.py [--rounds N] [--only a,b] [--dbnum N] [--json FILE]
 Run through bench/record.sh, which installs what it needs and builds.
@@ -95,8 +97,8 @@ def workloads(work, dbnum):
               [f"{work}/pg/data", f"{work}/pg/log"], None),
         "f": ("fio libaio direct, iodepth 16, 2 jobs randrw 4k, 64 MiB",
               ["fio", "--name=aio", "--ioengine=libaio", "--direct=1", "--iodepth=16", "--rw=randrw", "--bs=4k",
-               "--size=64m", "--numjobs=2", f"--filename={work}/fio.dat", "--output=/dev/null"],
-              [f"{work}/fio.dat"], None),
+               "--size=64m", "--numjobs=2", "--serialize_overlap=1", f"--directory={work}", "--output=/dev/null"],
+              [f"{work}/aio.0.0", f"{work}/aio.1.0"], None),
     }
 
 
