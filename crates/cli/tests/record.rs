@@ -397,3 +397,60 @@ fn an_idle_ptrace_recording_is_flushed_while_it_runs() {
         "the recording is still running"
     );
 }
+
+/// Stores through a shared writable file mapping whose process was killed
+/// reach the file with no call and no capture: both back ends count such
+/// mappings, the same way. Here a process killed after a failed `execve`
+/// (whose entry captured the mapping, but which then lived on), and a
+/// forked child killed with the mapping it inherited; a `posix_spawn`
+/// child (which borrows its parent's address space) and a clean exit
+/// count nothing. (The eBPF back end counted none of these before
+/// 2026-11-26, and ptrace missed the first.)
+#[test]
+fn both_back_ends_count_shared_mappings_a_killed_process_held() {
+    // SAFETY: geteuid cannot fail.
+    let backends: &[&str] = if unsafe { libc::geteuid() } == 0 {
+        &["ptrace", "ebpf"]
+    } else {
+        eprintln!("note: not root: the eBPF back end is not checked");
+        &["ptrace"]
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m.dat");
+    std::fs::write(&file, [0u8; 4096]).unwrap();
+    let script = format!(
+        "import mmap, os, subprocess\n\
+         f = open({file:?}, 'r+b')\n\
+         m = mmap.mmap(f.fileno(), 4096)\n\
+         subprocess.run(['true'])\n\
+         pid = os.fork()\n\
+         if pid == 0:\n    m[0:1] = b'c'\n    os.kill(os.getpid(), 9)\n\
+         os.waitpid(pid, 0)\n\
+         try:\n    os.execv('/nonexistent', ['x'])\n\
+         except OSError:\n    pass\n\
+         m[1:2] = b'y'\n\
+         os.kill(os.getpid(), 9)\n"
+    );
+    for backend in backends {
+        let out = record(
+            dir.path(),
+            &[
+                "--backend",
+                backend,
+                "-o",
+                "m.rtr",
+                "--force",
+                "--",
+                "python3",
+                "-c",
+                &script,
+            ],
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(128 + 9), "{backend}: {err}");
+        assert!(
+            err.contains("2 shared writable mappings open when their process was killed"),
+            "{backend}: {err}"
+        );
+    }
+}

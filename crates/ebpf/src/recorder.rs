@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags, RingBufferBuilder};
-use reanimator_catalogue as catalogue;
+use reanimator_catalogue::{self as catalogue, Effect};
 use reanimator_fsstate::{Need, Snapshotter};
+use reanimator_record::mappings::SharedMappings;
 use reanimator_record::{
     clear_stop_request, exit_status, fork_stopped, now_ns, process_start, read_mem, spawned_start,
     stop_requested, task_ids, touched_paths, watch_stop_signals, with_writer_thread, CaptureCounts,
@@ -91,6 +92,7 @@ pub(crate) fn run<W: Write + Send>(
             live: HashMap::new(),
             superseded: HashMap::new(),
             summary: RecordSummary::default(),
+            maps: SharedMappings::default(),
             counts: CaptureCounts::default(),
             seen: 0,
             malformed: 0,
@@ -251,6 +253,10 @@ struct Recorder<'s, 'o, 'q> {
     /// is recorded after the execve itself.
     superseded: HashMap<u32, u32>,
     summary: RecordSummary,
+    /// Shared writable file mappings per process, followed from the calls
+    /// as the ptrace back end does, to count those whose last stores no
+    /// capture holds.
+    maps: SharedMappings,
     counts: CaptureCounts,
     /// Sequence ids seen, to detect any the kernel side issued but never
     /// delivered.
@@ -801,6 +807,16 @@ impl<'s> Recorder<'s, '_, '_> {
                 if self.gate.is_some() {
                     self.late_snapshot(tid, nr, &args)?;
                 }
+                if let (Some(row), Some(x)) = (catalogue::by_nr(nr), head.exit) {
+                    if nr == catalogue::MAPPED_AT_EXIT {
+                        self.maps.captured_at_exit(tgid);
+                    } else if !x.is_error {
+                        self.maps.after_call(tgid, row.effect, &args, x.ret);
+                    } else if row.effect == Effect::Exec {
+                        // The mappings live on after all.
+                        self.maps.live_on(tgid);
+                    }
+                }
                 let task = self.tasks.get_mut(&tid).expect("entry made above");
                 self.sink.call(&head, &task.caps)?;
                 task.caps.clear();
@@ -824,8 +840,12 @@ impl<'s> Recorder<'s, '_, '_> {
                 ppid,
                 ids,
                 umask,
+                own_mm,
             } => {
                 self.seen += 1;
+                if own_mm {
+                    self.maps.inherit(ppid, tgid);
+                }
                 let cwd = std::fs::read_link(format!("/proc/{tid}/cwd"))
                     .map(|p| p.into_os_string().into_encoded_bytes())
                     .unwrap_or_default();
@@ -846,6 +866,9 @@ impl<'s> Recorder<'s, '_, '_> {
                 })?;
             }
             RingRecord::Exec { tid, old_tid } => {
+                // The old address space is gone (the new leader's id is the
+                // process's).
+                self.summary.mappings_at_exit += self.maps.forget(tid) as u64;
                 if old_tid != tid {
                     self.superseded.insert(old_tid, tid);
                     self.live.remove(&old_tid);
@@ -862,6 +885,9 @@ impl<'s> Recorder<'s, '_, '_> {
                 self.seen += 1;
                 self.live.remove(&tid);
                 self.forget(tid);
+                if tid == tgid {
+                    self.summary.mappings_at_exit += self.maps.forget(tgid) as u64;
+                }
                 let status = exit_status(code as i32);
                 self.sink.record(Record::ProcessExit(ProcessExit {
                     seq,

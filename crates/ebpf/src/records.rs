@@ -61,6 +61,8 @@ pub(crate) enum RingRecord<'a> {
         ppid: u32,
         ids: [u32; 4],
         umask: u32,
+        /// A new address space (fork), not the parent's (vfork, threads).
+        own_mm: bool,
     },
     Exec {
         tid: u32,
@@ -161,6 +163,7 @@ pub(crate) fn parse(b: &[u8]) -> Option<RingRecord<'_>> {
                 u32_at(b, h + 24)?,
             ],
             umask: u32_at(b, h + 28)?,
+            own_mm: u32_at(b, h + 32)? != 0,
         },
         4 => RingRecord::Exec {
             tid,

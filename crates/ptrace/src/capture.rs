@@ -6,7 +6,7 @@ use reanimator_catalogue::{aio, Dir, Kind, Len, Syscall};
 use reanimator_record::{read_mapped, read_mem, CaptureCounts, Captures, DataPolicy, CAPTURE_MAX};
 use reanimator_trace::{CaptureHead, CaptureStatus, Role};
 
-use crate::mappings::overlaps;
+use reanimator_record::mappings::overlaps;
 
 /// Longest path read (`PATH_MAX`).
 const PATH_MAX: usize = 4096;

@@ -25,7 +25,6 @@ println!("{} processes", summary.processes);
 */
 
 mod capture;
-mod mappings;
 mod sys;
 mod tracer;
 

@@ -36,8 +36,8 @@ use reanimator_record::{
 };
 
 use crate::capture::{capture, CallView};
-use crate::mappings::SharedMappings;
 use crate::sys::{self, OP_ENTRY, OP_EXIT};
+use reanimator_record::mappings::SharedMappings;
 
 /// ptrace options for every tracee.
 const OPTIONS: libc::c_int = libc::PTRACE_O_TRACESYSGOOD
@@ -807,7 +807,18 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             return Ok(());
         };
         let policy = self.shared.policy;
-        let ends = catalogue::by_nr(info.nr()).is_some_and(|r| r.effect.ends_address_space());
+        // An exit stop does not carry the call's number: its entry did.
+        let nr = match info.op {
+            OP_ENTRY => Some(info.nr()),
+            OP_EXIT => self
+                .tasks
+                .get(&pid)
+                .and_then(|t| t.pending.as_ref())
+                .map(|h| h.nr),
+            _ => None,
+        };
+        let row = nr.and_then(catalogue::by_nr);
+        let ends = row.is_some_and(|r| r.effect.ends_address_space());
         if ends && info.op == OP_ENTRY {
             let tgid = self
                 .tasks
@@ -833,7 +844,7 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                 };
                 task.captures.clear();
                 let mut touched = Vec::new();
-                if let Some(row) = catalogue::by_nr(head.nr) {
+                if let Some(row) = row {
                     // Only munmap and msync look at the shared mappings.
                     let mapped = row
                         .params()
@@ -879,7 +890,6 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                     ret: info.rval(),
                     is_error: info.is_error(),
                 };
-                let row = catalogue::by_nr(head.nr);
                 let ret = (!exit.is_error).then_some(exit.ret);
                 if let Some(row) = row {
                     let view = CallView {

@@ -2602,3 +2602,38 @@ fn linux_aio_requests_and_completions() {
     assert!(!has_capture(submits[3], 2, Role::Entry));
     assert_eq!(ret(one(t.calls(libc::SYS_io_destroy), "io_destroy")), 0);
 }
+
+/// A shared writable mapping whose process tried `execve`, failed, and was
+/// then killed: its stores after the capture at the `execve` are lost, and
+/// the summary must count it (the recorder once read the call's number
+/// from the exit stop, which holds the return value, and never saw the
+/// `execve` fail).
+#[test]
+fn a_failed_execve_leaves_shared_mappings_to_count_when_killed() {
+    let case = Case::new();
+    let file = case.work().join("m.dat");
+    std::fs::write(&file, [0u8; 4096]).unwrap();
+    let script = format!(
+        "import mmap, os\n\
+         f = open({file:?}, 'r+b')\n\
+         m = mmap.mmap(f.fileno(), 4096)\n\
+         m[0:1] = b'x'\n\
+         try:\n    os.execv('/nonexistent', ['x'])\n\
+         except OSError:\n    pass\n\
+         m[1:2] = b'y'\n\
+         os.kill(os.getpid(), 9)\n"
+    );
+    let rec = case.record_cmd(&["python3".into(), "-c".into(), script.into()]);
+    assert_eq!(
+        rec.summary.root_status,
+        Some(ExitStatus::Killed {
+            signal: 9,
+            core: false
+        })
+    );
+    let failed = rec
+        .trace
+        .call_with_path(libc::SYS_execve, 0, b"/nonexistent");
+    assert_eq!(ret(failed), -i64::from(libc::ENOENT));
+    assert_eq!(rec.summary.mappings_at_exit, 1);
+}

@@ -9,6 +9,7 @@ they see system calls; everything a user chooses or is told is defined
 once, here.
 */
 
+pub mod mappings;
 mod process;
 mod procfs;
 mod sink;

@@ -1024,6 +1024,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	r->euid = BPF_CORE_READ(child, real_cred, euid.val);
 	r->egid = BPF_CORE_READ(child, real_cred, egid.val);
 	r->umask = BPF_CORE_READ(child, fs, umask);
+	r->own_mm = child->mm != parent->mm;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }

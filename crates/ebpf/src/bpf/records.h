@@ -92,6 +92,7 @@ struct rec_fork {
 	__u32 parent_tid;
 	__u32 uid, gid, euid, egid;
 	__u32 umask;
+	__u32 own_mm; /* a new address space, not the parent's (fork, not vfork or a thread) */
 };
 
 struct rec_exec {

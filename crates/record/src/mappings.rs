@@ -3,7 +3,9 @@
 //! A store through a `MAP_SHARED` file mapping changes the file with no
 //! system call. The recorder remembers where such mappings are so that a
 //! `munmap` or `msync` over one (a [`Kind::Mapped`] argument) captures the
-//! bytes that reach the file, and replay can write them back.
+//! bytes that reach the file, and replay can write them back; and both
+//! back ends count, the same way, the mappings whose last stores no
+//! capture holds (their process was killed).
 //!
 //! [`Kind::Mapped`]: reanimator_catalogue::Kind::Mapped
 
@@ -13,7 +15,7 @@ use reanimator_catalogue::Effect;
 
 /// Address ranges `[start, end)` per thread group.
 #[derive(Default)]
-pub(crate) struct SharedMappings {
+pub struct SharedMappings {
     by_tgid: HashMap<u32, Vec<(u64, u64)>>,
     /// Processes whose mappings were captured at the entry of a call that
     /// ends their address space (`mapped_at_exit`).
@@ -129,7 +131,7 @@ impl SharedMappings {
 }
 
 /// True when `[addr, addr + len)` overlaps one of `ranges`.
-pub(crate) fn overlaps(ranges: &[(u64, u64)], addr: u64, len: u64) -> bool {
+pub fn overlaps(ranges: &[(u64, u64)], addr: u64, len: u64) -> bool {
     ranges
         .iter()
         .any(|&(s, e)| s < addr.saturating_add(len) && addr < e)
