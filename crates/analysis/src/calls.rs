@@ -104,26 +104,41 @@ fn derive(s: &catalogue::Syscall) -> CallInfo {
 }
 
 /// Bytes a call moved and which way: its return value when it succeeded
-/// and [`CallInfo::io`] is set. For Linux AIO, the bytes the requests an
-/// `io_submit` took ask to write, and the bytes the reads an
-/// `io_getevents` reaped brought in.
+/// and [`CallInfo::io`] is set; for Linux AIO, the sum of its
+/// [`transfers`].
 pub fn io_bytes(e: &SyscallEvent) -> Option<(Io, u64)> {
+    let mut out: Option<(Io, u64)> = None;
+    transfers(e, |io, n| {
+        let (_, total) = out.get_or_insert((io, 0));
+        *total += n;
+    });
+    out.filter(|&(_, n)| n > 0 || info(e.nr).io.is_some())
+}
+
+/// Calls `f` with each transfer a call made, for size histograms: one
+/// for a plain data call (its return value, when it succeeded and
+/// [`CallInfo::io`] is set); one per request for Linux AIO, since an
+/// `io_submit` of eight 4 KiB writes is eight transfers of 4 KiB: the
+/// write requests an `io_submit` took (their size asked, counted when
+/// submitted) and the reads an `io_getevents` reaped (the bytes they
+/// brought in).
+pub fn transfers(e: &SyscallEvent, mut f: impl FnMut(Io, u64)) {
     let c = info(e.nr);
-    let x = e.exit?;
-    if x.is_error || x.ret < 0 {
-        return None;
-    }
+    let Some(x) = e.exit.filter(|x| !x.is_error && x.ret >= 0) else {
+        return;
+    };
     if let Some(io) = c.io {
-        return Some((io, x.ret as u64));
+        return f(io, x.ret as u64);
     }
-    let (arg, io) = c.aio?;
+    let Some((arg, io)) = c.aio else {
+        return;
+    };
     let n = x.ret as u64;
     let capture = |role, elem| {
         e.captures
             .iter()
             .find(|c| c.arg == arg && c.role == role && c.elem == elem)
     };
-    let mut bytes = 0;
     match io {
         Io::Write => {
             for i in 0..n {
@@ -131,7 +146,7 @@ pub fn io_bytes(e: &SyscallEvent) -> Option<(Io, u64)> {
                     .and_then(|c| c.data.as_deref())
                     .and_then(aio::Iocb::parse);
                 if let Some(cb) = cb.filter(|cb| cb.writes()) {
-                    bytes += if cb.vectored() {
+                    let bytes = if cb.vectored() {
                         (1..=aio::IOV_MAX)
                             .map_while(|j| capture(Role::Entry, aio::elem(i, j)))
                             .map(|c| c.len)
@@ -139,20 +154,43 @@ pub fn io_bytes(e: &SyscallEvent) -> Option<(Io, u64)> {
                     } else {
                         cb.nbytes
                     };
+                    f(io, bytes);
                 }
             }
         }
         Io::Read => {
             // Only reads' completions carry data captures.
-            let events = capture(Role::Exit, 0).and_then(|c| c.data.as_deref());
-            for (i, ev) in aio::events(events.unwrap_or_default()).enumerate() {
-                if ev.res > 0 && capture(Role::Exit, aio::elem(i as u64, 1)).is_some() {
-                    bytes += ev.res as u64;
+            if let Some(events) = capture(Role::Exit, 0).and_then(|c| c.data.as_deref()) {
+                for (i, ev) in aio::events(events).enumerate() {
+                    if ev.res > 0 && capture(Role::Exit, aio::elem(i as u64, 1)).is_some() {
+                        f(io, ev.res as u64);
+                    }
                 }
+                return;
+            }
+            // Read without buffer data, the event array (in a blob when
+            // over 64 bytes) is not at hand: the bytes each read's data
+            // captures hold, which are all it read unless `--data` cut
+            // them.
+            let mut event = None;
+            let mut bytes = 0;
+            let parts = e.captures.iter().filter(|c| {
+                c.arg == arg && c.role == Role::Exit && c.elem & ((1 << aio::SHIFT) - 1) != 0
+            });
+            for c in parts {
+                let i = c.elem >> aio::SHIFT;
+                if event.is_some_and(|at| at != i) {
+                    f(io, bytes);
+                    bytes = 0;
+                }
+                event = Some(i);
+                bytes += c.captured;
+            }
+            if event.is_some() {
+                f(io, bytes);
             }
         }
     }
-    (bytes > 0).then_some((io, bytes))
 }
 
 #[cfg(test)]
@@ -232,6 +270,9 @@ mod tests {
             ],
         );
         assert_eq!(io_bytes(&submit), Some((Io::Write, 100)));
+        let mut each = Vec::new();
+        transfers(&submit, |io, n| each.push((io, n)));
+        assert_eq!(each, [(Io::Write, 100)], "the read request is not a write");
         // A read of 30 bytes and a write's completion of 100.
         let event =
             |res: i64| [[0u8; 16].to_vec(), res.to_le_bytes().to_vec(), vec![0; 8]].concat();
@@ -244,5 +285,11 @@ mod tests {
             ],
         );
         assert_eq!(io_bytes(&reap), Some((Io::Read, 30)));
+        // Read without buffer data, the event array is not at hand: the
+        // data captures' byte counts stand in.
+        let mut bare = reap.clone();
+        bare.captures[0].data = None;
+        bare.captures[1].data = None;
+        assert_eq!(io_bytes(&bare), Some((Io::Read, 30)));
     }
 }

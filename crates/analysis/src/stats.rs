@@ -169,7 +169,7 @@ impl Group {
                 self.latency.add(x.exit_ns.saturating_sub(e.enter_ns));
             }
         }
-        if let Some((io, n)) = calls::io_bytes(e) {
+        calls::transfers(e, |io, n| {
             let (total, sizes) = match io {
                 Io::Read => (&mut self.bytes_read, &mut self.read),
                 Io::Write => (&mut self.bytes_written, &mut self.write),
@@ -178,7 +178,7 @@ impl Group {
             let s = sizes.get_or_insert_with(Default::default);
             s.hist.add(n);
             s.top.add(n);
-        }
+        });
     }
 
     /// Adds `other`'s counts and distributions, and its top sizes when
