@@ -43,6 +43,15 @@ impl Guard {
     /// recorder holds, so the BPF programs stay attached and go on adding
     /// new forks to the `traced` table while it kills.
     pub fn spawn(ending: Ending) -> io::Result<Guard> {
+        // A guardian holds a copy of every descriptor, so also the write
+        // end of any other guardian's pipe made before its fork. Two
+        // recordings in one process (tests run in parallel) that each
+        // made their pipe before the other forked held each other's
+        // guardian alive, and both waited for ever (seen once in CI).
+        // One pipe-and-fork at a time: a later guardian may hold an
+        // earlier one's pipe, never the reverse, so there is no cycle.
+        static SPAWNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one = SPAWNING.lock().unwrap_or_else(|e| e.into_inner());
         let mut fds = [0i32; 2];
         // SAFETY: a valid int[2].
         if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
