@@ -294,6 +294,13 @@ pub mod aio {
         pub res: i64,
     }
 
+    /// The request addresses of an `iocb *` array (`io_submit`'s), as many
+    /// as whole ones fit.
+    pub fn pointers(b: &[u8]) -> impl Iterator<Item = u64> + '_ {
+        b.chunks_exact(8)
+            .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
+    }
+
     /// The events of an `io_event` array, as many as whole ones fit.
     pub fn events(b: &[u8]) -> impl Iterator<Item = Event> + '_ {
         b.chunks_exact(EVENT_LEN).map(|e| {

@@ -202,10 +202,8 @@ fn take_requests(
     if n == 0 {
         return;
     }
-    let ptrs: Vec<u64> = take_whole(view, (arg, 0), addr, n * 8, out, counts)
-        .chunks_exact(8)
-        .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
-        .collect();
+    let ptrs: Vec<u64> =
+        aio::pointers(take_whole(view, (arg, 0), addr, n * 8, out, counts)).collect();
     for (i, &p) in ptrs.iter().enumerate() {
         let i = i as u64;
         let iocb = take_whole(view, (arg, aio::elem(i, 0)), p, 64, out, counts);

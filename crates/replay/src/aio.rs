@@ -133,11 +133,7 @@ pub(crate) fn submit(
     let Some(ptrs) = capture(0).and_then(|c| c.data.as_deref()) else {
         return Some("the requests were not captured".into());
     };
-    let ptrs: Vec<u64> = ptrs
-        .chunks_exact(8)
-        .take(expected.max(0) as usize)
-        .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
-        .collect();
+    let ptrs: Vec<u64> = aio::pointers(ptrs).take(expected.max(0) as usize).collect();
     let mut reqs = lock(&ctx.requests);
     let mut issued = Vec::new();
     let mut real: Vec<*mut [u64; 8]> = Vec::new();
