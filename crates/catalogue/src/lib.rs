@@ -30,6 +30,7 @@ assert_eq!(read.to_string(), "read(fd: fd, buf: out[ret], count: size) -> size [
 
 mod flags;
 mod table;
+pub mod uring;
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -162,6 +163,15 @@ pub enum Kind {
     /// completed read brought in, found through the event's `iocb`.
     /// Capture layout in [`aio`].
     IoEvents,
+    /// io_uring requests (`io_uring_enter`'s `to_submit` argument): the
+    /// SQEs the kernel consumes from the descriptor's ring, read at entry
+    /// with the data of each write. Capture layout in [`uring`].
+    UringSubmit,
+    /// io_uring completions (`io_uring_enter`'s `min_complete` argument):
+    /// the CQEs posted to the descriptor's ring since the last look, read
+    /// at exit with the data of each read not yet consumed. Capture
+    /// layout in [`uring`].
+    UringComplete,
 }
 
 /// How the captures of [`Kind::IoCbs`] and [`Kind::IoEvents`] are laid
@@ -429,6 +439,8 @@ pub enum StructType {
     Cachestat,
     /// `aio_context_t` (a Linux AIO context id, 8 bytes).
     AioContext,
+    /// `struct io_uring_params` ([`uring::Params`]).
+    UringParams,
     /// Opaque bytes of a known size (ioctl argument structs and the like).
     Opaque,
 }
@@ -532,6 +544,11 @@ pub enum Effect {
     /// Destroys the Linux AIO context of its first argument, once its
     /// requests are done (`io_destroy`).
     AioDestroy,
+    /// Creates an io_uring whose descriptor it returns and whose layout
+    /// its `UringParams` structure receives (`io_uring_setup`): recorders
+    /// follow the ring's mappings to read its requests, replay creates
+    /// its own ring.
+    UringSetup,
     /// Makes the file of its first descriptor share the bytes of the file
     /// of its second (`ioctl(FICLONE)`, which `cp` issues on XFS and
     /// btrfs). Nothing of those bytes passes through the call, so replay
@@ -610,12 +627,11 @@ impl Group {
     /// flags argument may say otherwise per call: `AT_SYMLINK_NOFOLLOW`
     /// for all their paths, `AT_SYMLINK_FOLLOW` (linkat) for the first.
     pub const NOFOLLOW: Groups = 1 << 10;
-    /// Asynchronous I/O (Linux AIO, io_uring). Linux AIO's requests and
-    /// completions are captured and replayed ([`Kind::IoCbs`],
-    /// [`Kind::IoEvents`]); io_uring's live in rings shared with the
-    /// kernel that no call describes, so those calls are simulated, and
-    /// recording and replay count them and say so
-    /// ([`Syscall::io_unseen`]).
+    /// Asynchronous I/O (Linux AIO, io_uring). Requests and completions
+    /// are captured and replayed ([`Kind::IoCbs`], [`Kind::IoEvents`],
+    /// [`Kind::UringSubmit`], [`Kind::UringComplete`]); the calls still
+    /// simulated (`io_cancel`, `io_uring_register`) are counted and
+    /// reported ([`Syscall::io_unseen`]).
     pub const AIO: Groups = 1 << 11;
     /// Only looks: issued again, it changes nothing the program could see
     /// (the stat family, `access`, `pread64`, `lseek`, `readlink`, xattr
@@ -658,9 +674,10 @@ impl Syscall {
         self.groups & groups == groups
     }
 
-    /// True for asynchronous I/O calls whose reads and writes no recorder
-    /// sees and replay does not reproduce (io_uring, `io_cancel`): a user
-    /// must hear so rather than find a final-state difference unexplained.
+    /// True for asynchronous I/O calls whose effect replay does not
+    /// reproduce (`io_cancel`, `io_uring_register`'s fixed files and
+    /// buffers): a user must hear so rather than find a final-state
+    /// difference unexplained.
     pub fn io_unseen(&self) -> bool {
         self.in_groups(Group::AIO) && self.replay == Replay::Simulate
     }
@@ -804,6 +821,8 @@ impl fmt::Display for Kind {
             Kind::MsgHdr { dir } => write!(f, "{}:msghdr", dir),
             Kind::IoCbs { count } => write!(f, "in:iocb[arg{}]", count),
             Kind::IoEvents => f.write_str("out:io_event[ret]"),
+            Kind::UringSubmit => f.write_str("in:sqe[arg1]"),
+            Kind::UringComplete => f.write_str("out:cqe"),
         }
     }
 }

@@ -760,6 +760,17 @@ fn effects_have_the_arguments_their_followers_read() {
             ),
             // Every Linux AIO call names its context first.
             Effect::AioDestroy => kinds.first() == Some(&Kind::Hex),
+            Effect::UringSetup => {
+                s.ret == reanimator_catalogue::Ret::Fd
+                    && matches!(
+                        kinds.get(1),
+                        Some(Kind::Struct {
+                            ty: StructType::UringParams,
+                            dir: Dir::InOut,
+                            ..
+                        })
+                    )
+            }
             Effect::Spawn(implied) => {
                 kinds.is_empty()
                     || has(Kind::Flags(FlagSet::Clone)) && implied == 0
@@ -1067,10 +1078,19 @@ fn asynchronous_io_calls_are_one_group() {
     for n in ["read", "pwrite64", "ioctl", "preadv2"] {
         assert!(!by_name(n).unwrap().in_groups(Group::AIO), "{n}");
     }
-    // Linux AIO is captured and replayed; io_uring is not.
+    // Linux AIO and io_uring are captured and replayed; cancelling and
+    // io_uring's registered resources are not.
     let unseen = |n: &str| by_name(n).unwrap().io_unseen();
     assert!(!unseen("io_submit") && !unseen("io_getevents") && !unseen("io_pgetevents"));
-    assert!(unseen("io_uring_enter") && unseen("io_cancel") && !unseen("read"));
+    assert!(!unseen("io_uring_enter") && !unseen("io_uring_setup"));
+    assert!(unseen("io_uring_register") && unseen("io_cancel") && !unseen("read"));
+    let enter = by_name("io_uring_enter").unwrap();
+    assert_eq!(enter.params()[1].kind, Kind::UringSubmit);
+    assert_eq!(enter.params()[2].kind, Kind::UringComplete);
+    assert_eq!(
+        by_name("io_uring_setup").unwrap().effect,
+        Effect::UringSetup
+    );
     let submit = by_name("io_submit").unwrap();
     assert_eq!(submit.params()[2].kind, Kind::IoCbs { count: 1 });
     assert_eq!(submit.replay, Replay::Execute);

@@ -98,12 +98,11 @@ fn message(e: &anyhow::Error) -> String {
     out
 }
 
-/// The warning for asynchronous I/O calls whose reads and writes pass
-/// through memory no recorder sees (io_uring's shared rings,
-/// [`Syscall::io_unseen`](reanimator_catalogue::Syscall::io_unseen)) among
-/// `counts` (call name, calls), or `None` when there are none: neither the
-/// trace nor a replay holds that I/O, and a user must hear so rather than
-/// find a final-state difference unexplained.
+/// The warning for asynchronous I/O calls replay does not reproduce
+/// ([`Syscall::io_unseen`](reanimator_catalogue::Syscall::io_unseen):
+/// `io_cancel`, io_uring's registered files and buffers) among `counts`
+/// (call name, calls), or `None` when there are none: a user must hear so
+/// rather than find a final-state difference unexplained.
 fn unseen_io_warning<'a>(counts: impl IntoIterator<Item = (&'a str, u64)>) -> Option<String> {
     let mut total = 0;
     let mut list = Vec::new();
@@ -116,9 +115,9 @@ fn unseen_io_warning<'a>(counts: impl IntoIterator<Item = (&'a str, u64)>) -> Op
     }
     (total > 0).then(|| {
         format!(
-            "reanimator: warning: {total} asynchronous I/O calls ({}): the reads and writes they \
-             submit (io_uring) are not captured, and replay does not reproduce them \
-             (docs/REPLAY.md)",
+            "reanimator: warning: {total} asynchronous I/O calls ({}) are not reproduced by \
+             replay: a cancelled request still runs, and io_uring requests on registered \
+             files or buffers are not issued (docs/REPLAY.md)",
             list.join(", ")
         )
     })
@@ -141,15 +140,15 @@ mod tests {
             unseen_io_warning([("read", 5), ("io_uring_enter", 0)]),
             None
         );
-        // Linux AIO is captured and replayed: no warning for it.
+        // Linux AIO and io_uring are captured and replayed: no warning.
         assert_eq!(
-            unseen_io_warning([("io_submit", 7), ("io_getevents", 7)]),
+            unseen_io_warning([("io_submit", 7), ("io_getevents", 7), ("io_uring_enter", 3)]),
             None
         );
-        let w = unseen_io_warning([("io_submit", 7), ("io_uring_enter", 3), ("io_cancel", 1)])
+        let w = unseen_io_warning([("io_submit", 7), ("io_uring_register", 3), ("io_cancel", 1)])
             .expect("a warning");
         assert!(
-            w.contains("4 asynchronous I/O calls (io_uring_enter 3, io_cancel 1)"),
+            w.contains("4 asynchronous I/O calls (io_uring_register 3, io_cancel 1)"),
             "{w}"
         );
     }

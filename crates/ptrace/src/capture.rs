@@ -156,6 +156,8 @@ pub(crate) fn capture(
                 let n = view.ret.unwrap_or(0).clamp(0, aio::MAX as i64) as u64;
                 take_completions(view, arg, addr, n, policy, out, counts);
             }
+            // The rings are read by `uring::capture`, which holds their
+            // layout.
             _ => {}
         }
     }
@@ -323,14 +325,14 @@ fn take_iovecs(
 
 /// One capture to read: `present` bytes exist at `addr` (the head's `len`
 /// may be larger for output iovec elements).
-struct Bytes {
-    head: CaptureHead,
-    addr: u64,
-    present: u64,
+pub(crate) struct Bytes {
+    pub head: CaptureHead,
+    pub addr: u64,
+    pub present: u64,
 }
 
 /// Reads one capture with `read`, keeping what `policy` asks for.
-fn take_bytes(
+pub(crate) fn take_bytes(
     pid: i32,
     what: Bytes,
     policy: DataPolicy,
@@ -439,7 +441,7 @@ fn pointer_array(pid: i32, addr: u64) -> Vec<u64> {
 }
 
 /// `(iov_base, iov_len)` pairs of an iovec array.
-fn iovec_array(pid: i32, addr: u64, count: u64) -> Vec<(u64, u64)> {
+pub(crate) fn iovec_array(pid: i32, addr: u64, count: u64) -> Vec<(u64, u64)> {
     let count = count.min(IOV_MAX as u64) as usize;
     let mut raw = vec![0u8; count * 16];
     let got = read_mem(pid, addr, &mut raw);

@@ -27,6 +27,7 @@ println!("{} processes", summary.processes);
 mod capture;
 mod sys;
 mod tracer;
+mod uring;
 
 use std::io::Write;
 

@@ -39,6 +39,8 @@ use crate::capture::{capture, CallView};
 use crate::sys::{self, OP_ENTRY, OP_EXIT};
 use reanimator_record::mappings::SharedMappings;
 
+use crate::uring::{self, Rings};
+
 /// ptrace options for every tracee.
 const OPTIONS: libc::c_int = libc::PTRACE_O_TRACESYSGOOD
     | libc::PTRACE_O_TRACECLONE
@@ -153,6 +155,8 @@ struct Common<'s, 'q> {
     snap: Snapshotter,
     /// Where stores reach files without system calls.
     maps: SharedMappings,
+    /// io_uring rings, whose requests no call argument holds.
+    rings: Rings,
     root: Option<i32>,
     root_status: Option<ExitStatus>,
     /// The SIGCONT the recorder itself sent to start a spawned command.
@@ -307,6 +311,7 @@ fn trace(
             summary: RecordSummary::default(),
             snap: Snapshotter::new(snapshot).map_err(Error::Ptrace)?,
             maps: SharedMappings::default(),
+            rings: Rings::default(),
             root: None,
             root_status: None,
             own_sigcont: None,
@@ -634,7 +639,9 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                         if event == libc::PTRACE_EVENT_FORK {
                             if let Some(parent) = self.tasks.get(&pid) {
                                 let tgid = parent.tgid;
-                                self.shared.lock().maps.inherit(tgid, child as u32);
+                                let mut c = self.shared.lock();
+                                c.maps.inherit(tgid, child as u32);
+                                c.rings.inherit(tgid, child as u32);
                             }
                         }
                         if !self.adopted_early.remove(&(child as i32)) {
@@ -863,6 +870,18 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                         shared: &shared,
                     };
                     capture(row, &view, policy, &mut task.captures, &mut self.counts);
+                    if uring::reads_rings(row) {
+                        let rings = &mut self.shared.lock().rings;
+                        uring::capture(
+                            rings,
+                            head.tgid,
+                            row,
+                            &view,
+                            policy,
+                            &mut task.captures,
+                            &mut self.counts,
+                        );
+                    }
                     let caps = &task.captures;
                     touched = touched_paths(pid, row, &head.args, |arg| caps.entry_bytes(arg));
                 }
@@ -900,11 +919,25 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                         shared: &[],
                     };
                     capture(row, &view, policy, &mut task.captures, &mut self.counts);
+                    if uring::reads_rings(row) {
+                        let rings = &mut self.shared.lock().rings;
+                        uring::capture(
+                            rings,
+                            head.tgid,
+                            row,
+                            &view,
+                            policy,
+                            &mut task.captures,
+                            &mut self.counts,
+                        );
+                    }
                 }
                 {
                     let mut c = self.shared.lock();
                     if let (Some(row), Some(ret)) = (row, ret) {
                         c.maps.after_call(head.tgid, row.effect, &head.args, ret);
+                        c.rings
+                            .after_call(head.tgid, row, &head.args, ret, &task.captures);
                     }
                     if ends && ret.is_none() {
                         // execve failed: the mappings live on.
@@ -979,6 +1012,7 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             let tgid = task.tgid;
             let mut c = self.shared.lock();
             c.summary.mappings_at_exit += c.maps.forget(tgid) as u64;
+            c.rings.forget(tgid);
         }
         if former != pid {
             if let Some(mut task) = self.tasks.remove(&former) {
@@ -1055,6 +1089,7 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             }
             if pid as u32 == task.tgid {
                 c.summary.mappings_at_exit += c.maps.forget(task.tgid) as u64;
+                c.rings.forget(task.tgid);
             }
         }
         if let Some(former) = task.superseded {

@@ -2603,6 +2603,108 @@ fn linux_aio_requests_and_completions() {
     assert_eq!(ret(one(t.calls(libc::SYS_io_destroy), "io_destroy")), 0);
 }
 
+/// io_uring: the requests each `io_uring_enter` hands the kernel, read
+/// from the ring the program mapped, with every write's data; the
+/// completions posted since the last look, with every read's data, even
+/// one the program took from the ring with no call.
+#[test]
+fn io_uring_requests_and_completions() {
+    use reanimator_catalogue::uring::{self, Cqe, Sqe};
+    let case = Case::new();
+    let (rec, rep) = case.run("uring");
+    let t = &rec.trace;
+    let fd = rep.int("fd") as i32;
+    let setup = one(t.calls(libc::SYS_io_uring_setup), "io_uring_setup");
+    assert_eq!(ret(setup), rep.int("ring"));
+    let params = uring::Params::parse(exit_data(setup, 1)).unwrap();
+    assert_eq!(params.sq_entries, 8);
+    let enters = t.calls(libc::SYS_io_uring_enter);
+    assert_eq!(enters.len(), 5, "one io_uring_enter per batch");
+    let sqes = |e: &SyscallEvent| -> Vec<Sqe> { Sqe::all(entry(e, 1)).collect() };
+    // A call that saw no new completion has no capture.
+    let cqes = |e: &SyscallEvent| -> Vec<Cqe> {
+        let c = e
+            .captures
+            .iter()
+            .find(|c| c.arg == 2 && c.role == Role::Exit && c.elem == 0);
+        c.map_or(Vec::new(), |c| {
+            Cqe::all(c.data.as_deref().unwrap()).collect()
+        })
+    };
+
+    // Writes: each SQE and the data of each write, at entry.
+    let w = enters[0];
+    assert_eq!(ret(w), rep.int("submit_writes"));
+    let ops: Vec<(u8, i32, u64)> = sqes(w)
+        .iter()
+        .map(|s| (s.opcode, s.fd, s.user_data))
+        .collect();
+    assert_eq!(
+        ops,
+        [(uring::OP_WRITE, fd, 100), (uring::OP_WRITEV, fd, 101)]
+    );
+    assert_eq!(
+        capture_elem(w, 1, Role::Entry, uring::elem(0, 1)).1,
+        fill(8192, 1)
+    );
+    assert_eq!(
+        capture_elem(w, 1, Role::Entry, uring::elem(1, 1)).1,
+        fill(3000, 2)
+    );
+    assert_eq!(
+        capture_elem(w, 1, Role::Entry, uring::elem(1, 2)).1,
+        fill(5192, 3)
+    );
+
+    // Completions, each as the program saw it, each seen once.
+    let mut seen = HashMap::new();
+    for e in &enters {
+        for (i, c) in cqes(e).iter().enumerate() {
+            assert_eq!(i64::from(c.res), rep.int(&format!("cqe_{}", c.user_data)));
+            assert!(
+                seen.insert(c.user_data, (*e, i as u64)).is_none(),
+                "{} twice",
+                c.user_data
+            );
+        }
+    }
+    let mut ids: Vec<u64> = seen.keys().copied().collect();
+    ids.sort();
+    assert_eq!(ids, (100..=107).collect::<Vec<u64>>());
+
+    // Reads: the READV's element lengths at entry, with no bytes; the
+    // bytes each read brought in at the exit that saw its completion, a
+    // short read spread over the elements in order.
+    let r = enters[1];
+    assert_eq!(ret(r), rep.int("submit_reads"));
+    assert_eq!(
+        capture_elem(r, 1, Role::Entry, uring::elem(2, 1)),
+        (100, &[][..])
+    );
+    assert_eq!(
+        capture_elem(r, 1, Role::Entry, uring::elem(2, 2)),
+        (20000, &[][..])
+    );
+    let (e, i) = seen[&103];
+    assert_eq!(
+        capture_elem(e, 2, Role::Exit, uring::elem(i, 1)).1,
+        rep.hex("read")
+    );
+    let (e, i) = seen[&104];
+    assert_eq!(
+        capture_elem(e, 2, Role::Exit, uring::elem(i, 1)).1,
+        rep.hex("readv_0")
+    );
+    let (len, data) = capture_elem(e, 2, Role::Exit, uring::elem(i, 2));
+    assert_eq!((len, data), (20000, &rep.hex("readv_1")[..]));
+
+    // The request on a bad descriptor is taken; its completion fails.
+    let bad = sqes(enters[4]);
+    assert_eq!((bad[0].opcode, bad[0].fd), (uring::OP_READ, 999));
+    assert_eq!(rep.int("cqe_107"), -i64::from(libc::EBADF));
+    assert_eq!(rec.summary.captures.unreadable, 0);
+}
+
 /// A shared writable mapping whose process tried `execve`, failed, and was
 /// then killed: its stores after the capture at the `execve` are lost, and
 /// the summary must count it (the recorder once read the call's number

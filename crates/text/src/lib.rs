@@ -18,7 +18,7 @@ mod names;
 
 use std::fmt::Write;
 
-use reanimator_catalogue::{self as catalogue, aio, Dir, Kind, Ret, StructType, Syscall};
+use reanimator_catalogue::{self as catalogue, aio, uring, Dir, Kind, Ret, StructType, Syscall};
 use reanimator_trace::{
     Capture, CaptureStatus, ClockAnchor, ContentHash, ContentNote, ExitStatus, FileKind, PathPhase,
     Record, Role, StartCause, SyscallEvent,
@@ -394,7 +394,80 @@ impl Renderer {
             }
             Kind::IoCbs { .. } => self.aio_text(e, idx, Role::Entry, raw),
             Kind::IoEvents => self.aio_text(e, idx, Role::Exit, raw),
+            Kind::UringSubmit | Kind::UringComplete => self.uring_text(e, idx, kind, raw),
         }
+    }
+
+    /// io_uring requests (`to_submit`: each SQE the kernel took) or
+    /// completions (`min_complete`: each CQE posted since the recorder last
+    /// looked), after the argument's value, with the data each carried
+    /// (layout in [`catalogue::uring`]).
+    fn uring_text(&self, e: &SyscallEvent, idx: u8, kind: Kind, raw: u64) -> String {
+        let role = if kind == Kind::UringSubmit {
+            Role::Entry
+        } else {
+            Role::Exit
+        };
+        let find = |elem: u32| {
+            e.captures
+                .iter()
+                .find(|c| c.arg == idx && c.role == role && c.elem == elem)
+        };
+        let data = |i: u64| -> String {
+            let parts: Vec<String> = (1..)
+                .map_while(|j| find(uring::elem(i, j)))
+                .map(|c| self.capture_text(c))
+                .collect();
+            match parts.len() {
+                0 => String::new(),
+                1 => format!(", buf={}", parts[0]),
+                _ => format!(", iov=[{}]", parts.join(", ")),
+            }
+        };
+        let Some(array) = find(0) else {
+            return raw.to_string();
+        };
+        let Some(bytes) = array
+            .data
+            .as_deref()
+            .filter(|b| !b.is_empty() || array.len == 0)
+        else {
+            return format!("{raw} {}", self.capture_text(array));
+        };
+        let items: Vec<String> = if role == Role::Entry {
+            uring::Sqe::all(bytes)
+                .enumerate()
+                .map(|(i, s)| {
+                    format!(
+                        "{{{}, fd={}{}, len={}, off={}, user_data={:#x}}}",
+                        s.op_name(),
+                        s.fd,
+                        data(i as u64),
+                        s.len,
+                        s.off as i64,
+                        s.user_data
+                    )
+                })
+                .collect()
+        } else {
+            uring::Cqe::all(bytes)
+                .enumerate()
+                .map(|(i, c)| {
+                    format!(
+                        "{{user_data={:#x}, res={}{}}}",
+                        c.user_data,
+                        c.res,
+                        data(i as u64)
+                    )
+                })
+                .collect()
+        };
+        let cut = if array.status == CaptureStatus::Complete {
+            ""
+        } else {
+            ", ..."
+        };
+        format!("{raw} [{}{cut}]", items.join(", "))
     }
 
     /// Linux AIO requests (`role` entry: each `iocb`) or completions (exit:
@@ -495,6 +568,12 @@ impl Renderer {
             StructType::Int | StructType::Socklen => u32_at(0).map(|v| format!("[{}]", v as i32)),
             StructType::Loff => u64_at(0).map(|v| format!("[{}]", v as i64)),
             StructType::AioContext => u64_at(0).map(|v| format!("[{v:#x}]")),
+            StructType::UringParams => uring::Params::parse(d).map(|p| {
+                format!(
+                    "{{sq_entries={}, cq_entries={}, flags={:#x}, features={:#x}, ...}}",
+                    p.sq_entries, p.cq_entries, p.flags, p.features
+                )
+            }),
             StructType::NameList if d.last() == Some(&0) => Some(format!(
                 "[{}]",
                 d[..d.len() - 1]
