@@ -629,9 +629,8 @@ impl Group {
     pub const NOFOLLOW: Groups = 1 << 10;
     /// Asynchronous I/O (Linux AIO, io_uring). Requests and completions
     /// are captured and replayed ([`Kind::IoCbs`], [`Kind::IoEvents`],
-    /// [`Kind::UringSubmit`], [`Kind::UringComplete`]); the calls still
-    /// simulated (`io_cancel`, `io_uring_register`) are counted and
-    /// reported ([`Syscall::io_unseen`]).
+    /// [`Kind::UringSubmit`], [`Kind::UringComplete`]); `io_cancel`, still
+    /// simulated, is counted and reported ([`Syscall::io_unseen`]).
     pub const AIO: Groups = 1 << 11;
     /// Only looks: issued again, it changes nothing the program could see
     /// (the stat family, `access`, `pread64`, `lseek`, `readlink`, xattr
@@ -675,9 +674,9 @@ impl Syscall {
     }
 
     /// True for asynchronous I/O calls whose effect replay does not
-    /// reproduce (`io_cancel`, `io_uring_register`'s fixed files and
-    /// buffers): a user must hear so rather than find a final-state
-    /// difference unexplained.
+    /// reproduce (`io_cancel`): a user must hear so rather than find a
+    /// final-state difference unexplained. (io_uring requests replay does
+    /// not issue are counted by replay itself.)
     pub fn io_unseen(&self) -> bool {
         self.in_groups(Group::AIO) && self.replay == Replay::Simulate
     }

@@ -418,7 +418,7 @@ pub(crate) const TABLE: &[Syscall] = &[
     raw!(424, pidfd_send_signal, Simulate, G::SIGNAL | G::DESC),
     sys!(425, io_uring_setup, [entries: UInt, params: st(S::UringParams, InOut, Fixed(120))], Fd, Emulate, G::DESC | G::AIO, E::UringSetup),
     sys!(426, io_uring_enter, [fd: Fd, to_submit: UringSubmit, min_complete: UringComplete, flags: Hex, argp: Ptr, argsz: Size], Int, Execute, G::DESC | G::AIO),
-    raw!(427, io_uring_register, Simulate, G::DESC | G::AIO),
+    sys!(427, io_uring_register, [fd: Fd, opcode: UInt, arg: Ptr, nr_args: UInt], Int, Simulate, G::DESC),
     raw!(428, open_tree, Simulate, G::FILE),
     raw!(429, move_mount, Simulate, G::FILE),
     sys!(430, fsopen, [fsname: Str, flags: Hex], Fd, Simulate, G::FILE | G::DESC),

@@ -229,6 +229,17 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
             report.trace_losses
         );
     }
+    if !report.uring_not_issued.is_empty() {
+        let list: Vec<String> = report
+            .uring_not_issued
+            .iter()
+            .map(|(op, n)| format!("{op} {n}"))
+            .collect();
+        eprintln!(
+            "reanimator: io_uring requests not issued, their recorded results stand: {} (docs/REPLAY.md)",
+            list.join(", ")
+        );
+    }
     let counts = report.tally.calls.iter();
     if let Some(warning) = crate::unseen_io_warning(
         counts.map(|(name, s)| (*name, s.executed + s.simulated + s.skipped)),

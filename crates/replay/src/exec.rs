@@ -27,6 +27,7 @@ use reanimator_trace::{CaptureStatus, Role, SyscallEvent};
 
 use crate::aio;
 use crate::state::{lock, Creds, FdEntry, Listing, Mapping, Proc, Target, FS};
+use crate::uring;
 use crate::verify::{self, Mismatch};
 
 /// `AT_FDCWD` in a 32-bit argument.
@@ -89,6 +90,8 @@ pub(crate) struct Thread<'a> {
     /// stand still give up after [`STALL_AGAIN`]: waiting [`STALL`] for
     /// each of thousands would be a hang.
     pub stalls: &'a AtomicU64,
+    /// The replay's io_uring rings.
+    pub rings: &'a uring::Registry,
     /// The file-system ids this OS thread acts with.
     pub acting: Acting,
 }
@@ -599,6 +602,20 @@ impl Thread<'_> {
                 Kind::IoCbs { .. } | Kind::IoEvents => return Outcome::Simulated(None),
                 Kind::Fd => match self.proc.entry(ev, raw as i32) {
                     Some(FdEntry {
+                        target: Target::Ring(ring),
+                        ..
+                    }) if row.effect == Effect::None => {
+                        let proc = &self.proc;
+                        let real_fd = |fd: i32| match proc.entry(ev, fd) {
+                            Some(FdEntry {
+                                target: Target::Real(fd),
+                                ..
+                            }) => Some(fd),
+                            _ => None,
+                        };
+                        return Outcome::Executed(ring.enter(ev, row, &real_fd, self.verify));
+                    }
+                    Some(FdEntry {
                         target: Target::Real(fd),
                         stream,
                         direct: d,
@@ -890,7 +907,9 @@ impl Thread<'_> {
             // non-blocking pipe what fits; go on until the recorded amount
             // moved, as it had in the recording.
             let base = a[1];
-            while got < expected {
+            // Each part waits for data (or room) first: a blocking read
+            // of data the replay's writer never sends would hang.
+            while got < expected && self.wait_ready(fd, read).is_ok() {
                 let mut b = a;
                 b[1] = base + got as u64;
                 b[2] = (expected - got) as u64;
@@ -1285,6 +1304,29 @@ impl Thread<'_> {
                 Outcome::Executed(ok(aio::destroy(&self.proc.aio, arg(0))))
             }
             Effect::AioSetup | Effect::AioDestroy => Outcome::Simulated(None),
+            Effect::UringSetup if expected >= 0 => {
+                let params = ev
+                    .capture(1, Role::Exit)
+                    .and_then(|c| c.data.as_deref())
+                    .and_then(reanimator_catalogue::uring::Params::parse);
+                let entries = params.map_or(arg(0) as u32, |p| p.sq_entries);
+                match uring::setup(entries, self.rings) {
+                    Ok(ring) => {
+                        let entry = FdEntry {
+                            target: Target::Ring(ring),
+                            ..FdEntry::simulated(Vec::new(), row.cloexec(&ev.args))
+                        };
+                        install(&mut lock(&self.proc.fds), expected as i32, entry, ev);
+                        Outcome::Executed(None)
+                    }
+                    Err(e) => {
+                        // Calls on it are simulated, as before io_uring was replayed.
+                        self.simulate(ev, row);
+                        Outcome::Executed(verify::ret(Ret::Fd, expected, e))
+                    }
+                }
+            }
+            Effect::UringSetup => Outcome::Simulated(None),
             Effect::Umask => {
                 let mut fs = lock(&self.proc.fs);
                 let old = fs.umask;

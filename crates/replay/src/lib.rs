@@ -33,6 +33,7 @@ mod exec;
 mod order;
 mod report;
 mod state;
+mod uring;
 mod verify;
 
 use std::collections::{HashMap, VecDeque};
@@ -338,6 +339,7 @@ struct Shared<'a> {
     in_flight_cv: Condvar,
     /// Pipe calls given up for standing still (see `exec::Thread::stalls`).
     stalls: AtomicU64,
+    rings: uring::Registry,
 }
 
 impl Shared<'_> {
@@ -496,6 +498,7 @@ pub fn replay(
         in_flight: Mutex::new((0, 0, false)),
         in_flight_cv: Condvar::new(),
         stalls: AtomicU64::new(0),
+        rings: uring::Registry::default(),
     };
     let started = Instant::now();
     let mut manifest: Vec<PathState> = Vec::new();
@@ -680,6 +683,8 @@ pub fn replay(
             }
         }
     });
+    shared.rings.settle();
+    report.uring_not_issued = shared.rings.not_issued();
     report.replay_time = started.elapsed();
     report.aborted = shared.abort.load(Ordering::Relaxed);
     if let Some(e) = read_error {
@@ -721,6 +726,7 @@ fn thread_main(shared: &Shared<'_>, tid: u32, start: Start, rx: Receiver<Vec<Ite
         birth: &birth,
         progress: &shared.progress.calls,
         stalls: &shared.stalls,
+        rings: &shared.rings,
         acting: Acting::new(),
     };
     'batches: while let Ok(batch) = rx.recv() {

@@ -93,6 +93,9 @@ pub struct Report {
     pub replay_time: Duration,
     /// True when replay stopped at the first mismatch (`--on-mismatch abort`).
     pub aborted: bool,
+    /// io_uring requests not issued (sockets, timeouts, opens, registered
+    /// files...), by opcode name: their recorded results stand.
+    pub uring_not_issued: BTreeMap<&'static str, u64>,
 }
 
 impl Report {

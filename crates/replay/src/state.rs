@@ -28,6 +28,9 @@ pub(crate) enum Target {
     /// A descriptor whose calls are simulated from the trace: sockets,
     /// inherited stdio, `/proc` and `/dev` files, epoll and event fds.
     Simulated,
+    /// An io_uring: `io_uring_enter` drives the replay's own ring, other
+    /// calls on it are simulated.
+    Ring(Arc<crate::uring::Ring>),
 }
 
 /// One entry of an emulated descriptor table.

@@ -1,0 +1,511 @@
+//! io_uring (`io_uring_setup`, `io_uring_enter`) replayed through a real
+//! io_uring, so the device sees the same requests in flight together as in
+//! the recording.
+//!
+//! Each traced ring becomes a real ring behind the same descriptor number.
+//! An `io_uring_enter` submits the SQEs the recording captured (capture
+//! layout in [`reanimator_catalogue::uring`]) with the recorded data
+//! (writes) or fresh memory (reads), and for each CQE the recording saw at
+//! its exit, waits until that same request completed in replay, then
+//! compares its result and, for a read, its data. Requests are matched by
+//! `user_data`; several in flight with the same one complete in the order
+//! they were submitted.
+//!
+//! File I/O and syncs are issued (`READ`, `WRITE`, their vectored and
+//! fixed-buffer forms, `FSYNC`, `SYNC_FILE_RANGE`, `FALLOCATE`, `FADVISE`,
+//! `NOP`); other requests (sockets, timeouts, opens and closes, requests on
+//! registered files or provided buffers) are not, and their recorded
+//! results stand. [`Registry`] counts them by opcode for the report, and
+//! waits for every ring's requests before the final state is checked.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use io_uring::{opcode, squeue, types, IoUring};
+use reanimator_catalogue::uring::{self as layout, Cqe, Sqe};
+use reanimator_catalogue::{Kind, Ret, Syscall};
+use reanimator_trace::{CaptureStatus, Role, SyscallEvent};
+
+use crate::exec::{Mem, Verify};
+use crate::state::lock;
+use crate::verify::{self, Mismatch};
+
+/// How long a recorded completion waits for its request to be submitted
+/// by another replay thread, or to complete.
+const WAIT: Duration = Duration::from_secs(10);
+/// [`WAIT`] once one such wait on the ring gave up (see `aio::WAIT_AGAIN`).
+const WAIT_AGAIN: Duration = Duration::from_millis(500);
+
+/// The replay's rings and what they did not issue.
+#[derive(Default)]
+pub(crate) struct Registry {
+    rings: Mutex<Vec<Weak<Ring>>>,
+    not_issued: Arc<Mutex<BTreeMap<&'static str, u64>>>,
+}
+
+impl Registry {
+    /// Requests not issued, by opcode name.
+    pub(crate) fn not_issued(&self) -> BTreeMap<&'static str, u64> {
+        lock(&self.not_issued).clone()
+    }
+
+    /// Waits for the requests still in flight in every ring (those whose
+    /// completions the recording never saw): the files are not final
+    /// before they land.
+    pub(crate) fn settle(&self) {
+        let rings: Vec<Arc<Ring>> = lock(&self.rings).iter().filter_map(Weak::upgrade).collect();
+        for ring in rings {
+            lock(&ring.state).settle();
+        }
+    }
+}
+
+/// A real ring standing for a traced one.
+pub(crate) struct Ring {
+    state: Mutex<State>,
+    not_issued: Arc<Mutex<BTreeMap<&'static str, u64>>>,
+    /// Signalled when requests are submitted, for a completion waiting
+    /// for a request of another thread.
+    submitted: Condvar,
+}
+
+struct State {
+    ring: IoUring,
+    /// In flight in the real ring, by the token its SQE carries.
+    in_flight: HashMap<u64, Request>,
+    /// Traced `user_data` of requests in flight, with how many.
+    pending: HashMap<u64, usize>,
+    /// Completed (or not issued), not yet matched with a recorded CQE, by
+    /// traced `user_data`, oldest first; `None`: not issued, the recorded
+    /// result stands.
+    done: HashMap<u64, VecDeque<(Request, Option<i32>)>>,
+    next_token: u64,
+    gave_up: bool,
+}
+
+/// One request and the memory the kernel uses until it completes.
+struct Request {
+    user_data: u64,
+    bufs: Vec<Mem>,
+    iovs: Vec<libc::iovec>,
+    _fd: Option<Arc<OwnedFd>>,
+}
+
+// SAFETY: the raw pointers in `iovs` point into `bufs`, which the request
+// owns; the kernel is the only other user, until the request completes.
+unsafe impl Send for Request {}
+
+impl Drop for State {
+    fn drop(&mut self) {
+        // The kernel may still write into requests' memory: wait for them
+        // before it is freed (fields drop after this).
+        self.settle();
+        // Whatever is left goes with the ring; its memory must outlive it.
+        std::mem::forget(std::mem::take(&mut self.in_flight));
+    }
+}
+
+/// `io_uring_setup` of `entries` standing for the traced ring: the ring,
+/// or -errno.
+pub(crate) fn setup(entries: u32, registry: &Registry) -> Result<Arc<Ring>, i64> {
+    let ring = IoUring::new(entries.max(1))
+        .map_err(|e| -i64::from(e.raw_os_error().unwrap_or(libc::EIO)))?;
+    let ring = Arc::new(Ring {
+        state: Mutex::new(State {
+            ring,
+            in_flight: HashMap::new(),
+            pending: HashMap::new(),
+            done: HashMap::new(),
+            next_token: 0,
+            gave_up: false,
+        }),
+        not_issued: registry.not_issued.clone(),
+        submitted: Condvar::new(),
+    });
+    let mut rings = lock(&registry.rings);
+    rings.retain(|r| r.strong_count() > 0);
+    rings.push(Arc::downgrade(&ring));
+    Ok(ring)
+}
+
+/// How to find a traced descriptor's real one (`None`: simulated or not
+/// open, so the request is not issued).
+pub(crate) type FdLookup<'a> = &'a dyn Fn(i32) -> Option<Arc<OwnedFd>>;
+
+impl Ring {
+    /// Replays `io_uring_enter` event `ev` (catalogue row `row`) on this
+    /// ring: submits the requests it took, then waits for the completions
+    /// it saw. Returns the first mismatch.
+    pub(crate) fn enter(
+        &self,
+        ev: &SyscallEvent,
+        row: &Syscall,
+        real_fd: FdLookup<'_>,
+        verify: Verify,
+    ) -> Option<Mismatch> {
+        let arg_of = |kind: Kind| {
+            row.params()
+                .iter()
+                .position(|p| p.kind == kind)
+                .map(|i| i as u8)
+        };
+        let expected = ev.exit.map_or(0, |x| x.ret);
+        let mut first = None;
+        if let Some(arg) =
+            arg_of(Kind::UringSubmit).filter(|&a| ev.args[usize::from(a)] > 0 && expected > 0)
+        {
+            first = self.submit(ev, arg, expected, real_fd);
+        }
+        if let Some(arg) = arg_of(Kind::UringComplete) {
+            let reaped = self.reap(ev, arg, verify);
+            first = first.or(reaped);
+        }
+        first
+    }
+
+    /// Submits the SQEs captured at the entry of `ev`, as many as the
+    /// recorded call took (`expected`).
+    fn submit(
+        &self,
+        ev: &SyscallEvent,
+        arg: u8,
+        expected: i64,
+        real_fd: FdLookup<'_>,
+    ) -> Option<Mismatch> {
+        let capture = |elem: u32| {
+            ev.captures
+                .iter()
+                .find(|c| c.arg == arg && c.role == Role::Entry && c.elem == elem)
+        };
+        let Some(sqes) = capture(0)
+            .and_then(|c| c.data.as_deref())
+            .filter(|_| capture(0).is_some_and(|c| c.status == CaptureStatus::Complete))
+        else {
+            return Some("the requests were not captured".into());
+        };
+        let sqes: Vec<Sqe> = Sqe::all(sqes).take(expected as usize).collect();
+        let mut st = lock(&self.state);
+        let mut entries = Vec::new();
+        for (i, sqe) in sqes.iter().enumerate() {
+            let parts: Vec<(Option<&[u8]>, usize)> = (1..)
+                .map_while(|j| capture(layout::elem(i as u64, j)))
+                .map(|c| (c.data.as_deref(), c.len as usize))
+                .collect();
+            let fd = (sqe.flags & layout::SQE_FIXED_FILE == 0)
+                .then(|| real_fd(sqe.fd))
+                .flatten();
+            let mut req = Request {
+                user_data: sqe.user_data,
+                bufs: Vec::new(),
+                iovs: Vec::new(),
+                _fd: fd.clone(),
+            };
+            match build(sqe, fd.as_deref().map(AsRawFd::as_raw_fd), &parts, &mut req) {
+                Some(entry) => {
+                    let token = st.next_token;
+                    st.next_token += 1;
+                    entries.push(entry.user_data(token));
+                    *st.pending.entry(sqe.user_data).or_default() += 1;
+                    st.in_flight.insert(token, req);
+                }
+                None => {
+                    // A request on a simulated or closed descriptor is
+                    // simulated, as a call on it would be.
+                    if !replayable(sqe) {
+                        *lock(&self.not_issued).entry(sqe.op_name()).or_default() += 1;
+                    }
+                    st.done
+                        .entry(sqe.user_data)
+                        .or_default()
+                        .push_back((req, None));
+                }
+            }
+        }
+        let issued = entries.len();
+        let mut taken = 0;
+        let mut failed = None;
+        for entry in entries {
+            // SAFETY: the memory each entry names lives in `in_flight` until
+            // its completion is reaped, or until the ring is gone.
+            while unsafe { st.ring.submission().push(&entry) }.is_err() {
+                match st.ring.submit() {
+                    Ok(n) => taken += n,
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                }
+            }
+            if failed.is_some() {
+                break;
+            }
+        }
+        if failed.is_none() {
+            match st.ring.submit() {
+                Ok(n) => taken += n,
+                Err(e) => failed = Some(e),
+            }
+        }
+        drop(st);
+        self.submitted.notify_all();
+        let got = match failed {
+            Some(e) if taken == 0 => -i64::from(e.raw_os_error().unwrap_or(libc::EIO)),
+            _ => (taken + sqes.len() - issued) as i64,
+        };
+        verify::ret(Ret::Int, expected, got)
+    }
+
+    /// Waits, for each CQE captured at the exit of `ev`, until the same
+    /// request completed in replay, and compares its result and read data
+    /// as far as `verify` asks.
+    fn reap(&self, ev: &SyscallEvent, arg: u8, verify: Verify) -> Option<Mismatch> {
+        let capture = |elem: u32| {
+            ev.captures
+                .iter()
+                .find(|c| c.arg == arg && c.role == Role::Exit && c.elem == elem)
+        };
+        let cqes = capture(0)?;
+        let Some(data) = cqes
+            .data
+            .as_deref()
+            .filter(|_| cqes.status != CaptureStatus::Unreadable)
+        else {
+            return Some("the completions were not captured".into());
+        };
+        let mut first = None;
+        for (k, want) in Cqe::all(data).enumerate() {
+            let (req, res) = match self.wait_for(want.user_data) {
+                Ok(done) => done,
+                Err(m) => {
+                    first.get_or_insert(m);
+                    continue;
+                }
+            };
+            let Some(res) = res.filter(|_| verify != Verify::None && first.is_none()) else {
+                continue;
+            };
+            if let Some(m) = verify::ret(Ret::Size, i64::from(want.res), i64::from(res)) {
+                first = Some(format!("request {:#x}: {m}", want.user_data));
+                continue;
+            }
+            if verify != Verify::Full {
+                continue;
+            }
+            for (j, buf) in req.bufs.iter().enumerate() {
+                let Some(c) = capture(layout::elem(k as u64, 1 + j as u64)) else {
+                    continue;
+                };
+                let (CaptureStatus::Complete, Some(d)) = (c.status, c.data.as_deref()) else {
+                    continue;
+                };
+                let have = &buf[..d.len().min(buf.len())];
+                if let Some(m) = verify::bytes("data", d, have) {
+                    first = Some(format!("request {:#x}: {m}", want.user_data));
+                    break;
+                }
+            }
+        }
+        first
+    }
+
+    /// The oldest request with traced `user_data`, once it completed.
+    fn wait_for(&self, user_data: u64) -> Result<(Request, Option<i32>), Mismatch> {
+        let start = Instant::now();
+        let mut st = lock(&self.state);
+        loop {
+            if let Some(done) = st.done.get_mut(&user_data).and_then(VecDeque::pop_front) {
+                return Ok(done);
+            }
+            let submitted = st.pending.get(&user_data).is_some_and(|&n| n > 0);
+            let limit = if submitted || !st.gave_up {
+                WAIT
+            } else {
+                WAIT_AGAIN
+            };
+            let left = limit.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                st.gave_up |= !submitted;
+                let what = if submitted {
+                    "did not complete"
+                } else {
+                    "was not submitted"
+                };
+                return Err(format!(
+                    "request {user_data:#x} {what} in replay within {:.1} s",
+                    limit.as_secs_f64()
+                ));
+            }
+            if !submitted {
+                // Another thread has yet to submit it.
+                st = self
+                    .submitted
+                    .wait_timeout(st, left)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+                continue;
+            }
+            // In flight: it completes by itself, so waiting under the lock
+            // holds up no one it needs.
+            if let Err(e) = st.reap_some(left) {
+                return Err(format!("waiting for request {user_data:#x}: {e}"));
+            }
+        }
+    }
+}
+
+impl State {
+    /// Waits, at most [`WAIT`], until no request is in flight.
+    fn settle(&mut self) {
+        let start = Instant::now();
+        while !self.in_flight.is_empty() && start.elapsed() < WAIT {
+            if self.reap_some(Duration::from_millis(100)).is_err() {
+                break;
+            }
+        }
+    }
+
+    /// Waits at most `timeout` for a completion, then moves every one
+    /// there is to `done`.
+    fn reap_some(&mut self, timeout: Duration) -> std::io::Result<()> {
+        if self.ring.completion().is_empty() {
+            let ts = types::Timespec::from(timeout);
+            let args = types::SubmitArgs::new().timespec(&ts);
+            match self.ring.submitter().submit_with_args(1, &args) {
+                Ok(_) => {}
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME) | Some(libc::EINTR)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let cqes: Vec<(u64, i32)> = self
+            .ring
+            .completion()
+            .map(|c| (c.user_data(), c.result()))
+            .collect();
+        for (token, res) in cqes {
+            let Some(req) = self.in_flight.remove(&token) else {
+                continue;
+            };
+            if let Some(n) = self.pending.get_mut(&req.user_data) {
+                *n = n.saturating_sub(1);
+            }
+            self.done
+                .entry(req.user_data)
+                .or_default()
+                .push_back((req, Some(res)));
+        }
+        Ok(())
+    }
+}
+
+/// Whether replay issues `sqe` when its descriptor is real.
+fn replayable(sqe: &Sqe) -> bool {
+    sqe.flags & (layout::SQE_FIXED_FILE | layout::SQE_BUFFER_SELECT) == 0
+        && matches!(
+            sqe.opcode,
+            layout::OP_NOP
+                | layout::OP_READ
+                | layout::OP_WRITE
+                | layout::OP_READ_FIXED
+                | layout::OP_WRITE_FIXED
+                | layout::OP_READV
+                | layout::OP_WRITEV
+                | layout::OP_FSYNC
+                | layout::OP_SYNC_FILE_RANGE
+                | layout::OP_FALLOCATE
+                | layout::OP_FADVISE
+        )
+}
+
+/// The real SQE for traced `sqe` on real descriptor `fd`, its memory
+/// kept in `req`; `None` when replay does not issue it.
+fn build(
+    sqe: &Sqe,
+    fd: Option<i32>,
+    parts: &[(Option<&[u8]>, usize)],
+    req: &mut Request,
+) -> Option<squeue::Entry> {
+    if !replayable(sqe) {
+        return None;
+    }
+    if sqe.opcode == layout::OP_NOP {
+        return Some(opcode::Nop::new().build());
+    }
+    let fd = types::Fd(fd?);
+    let (off, len) = (sqe.off, sqe.len);
+    let writes = sqe.writes();
+    // Aligned whatever the descriptor: O_DIRECT is a usual mode of
+    // io_uring, and an aligned buffer costs nothing otherwise.
+    let mem = |data: Option<&[u8]>, len: usize| match data.filter(|_| writes) {
+        Some(d) => Mem::copy_of(d, len, true),
+        None => Mem::zeroed(len, true),
+    };
+    let entry = match sqe.opcode {
+        layout::OP_READ | layout::OP_WRITE | layout::OP_READ_FIXED | layout::OP_WRITE_FIXED => {
+            req.bufs
+                .push(mem(parts.first().and_then(|p| p.0), len as usize));
+            let buf = req.bufs[0].as_mut_ptr();
+            if writes {
+                opcode::Write::new(fd, buf, len)
+                    .offset(off)
+                    .ioprio(sqe.ioprio)
+                    .rw_flags(sqe.op_flags as i32)
+                    .build()
+            } else {
+                opcode::Read::new(fd, buf, len)
+                    .offset(off)
+                    .ioprio(sqe.ioprio)
+                    .rw_flags(sqe.op_flags as i32)
+                    .build()
+            }
+        }
+        layout::OP_READV | layout::OP_WRITEV => {
+            req.bufs = parts.iter().map(|&(d, n)| mem(d, n)).collect();
+            req.iovs = req
+                .bufs
+                .iter_mut()
+                .map(|m| libc::iovec {
+                    iov_base: m.as_mut_ptr().cast(),
+                    iov_len: m.len(),
+                })
+                .collect();
+            let (iov, n) = (req.iovs.as_ptr(), req.iovs.len() as u32);
+            if writes {
+                opcode::Writev::new(fd, iov, n)
+                    .offset(off)
+                    .ioprio(sqe.ioprio)
+                    .rw_flags(sqe.op_flags as i32)
+                    .build()
+            } else {
+                opcode::Readv::new(fd, iov, n)
+                    .offset(off)
+                    .ioprio(sqe.ioprio)
+                    .rw_flags(sqe.op_flags as i32)
+                    .build()
+            }
+        }
+        layout::OP_FSYNC => opcode::Fsync::new(fd)
+            .flags(types::FsyncFlags::from_bits_truncate(sqe.op_flags))
+            .build(),
+        layout::OP_SYNC_FILE_RANGE => opcode::SyncFileRange::new(fd, len)
+            .offset(off)
+            .flags(sqe.op_flags)
+            .build(),
+        layout::OP_FALLOCATE => opcode::Fallocate::new(fd, sqe.addr)
+            .offset(off)
+            .mode(len as i32)
+            .build(),
+        layout::OP_FADVISE => opcode::Fadvise::new(fd, i64::from(len), sqe.op_flags as i32)
+            .offset(off)
+            .build(),
+        _ => return None,
+    };
+    // Ordering flags as recorded; fixed files and selected buffers never
+    // reach here.
+    let keep = squeue::Flags::IO_DRAIN
+        | squeue::Flags::IO_LINK
+        | squeue::Flags::IO_HARDLINK
+        | squeue::Flags::ASYNC;
+    Some(entry.flags(squeue::Flags::from_bits_truncate(sqe.flags) & keep))
+}
