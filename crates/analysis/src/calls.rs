@@ -7,7 +7,7 @@
 
 use std::sync::OnceLock;
 
-use reanimator_catalogue::{self as catalogue, aio, Dir, Effect, Kind, Ret, StructType};
+use reanimator_catalogue::{self as catalogue, aio, uring, Dir, Effect, Kind, Ret, StructType};
 use reanimator_trace::{Role, SyscallEvent};
 
 /// Which way a call moves data between a descriptor and user memory.
@@ -50,6 +50,9 @@ pub struct CallInfo {
     /// The Linux AIO requests or completions parameter, and which way
     /// its data goes (`io_submit` writes, `io_getevents` reads).
     pub aio: Option<(u8, Io)>,
+    /// The io_uring requests and completions parameters (`io_uring_enter`
+    /// writes what it submits, reads what completes).
+    pub uring: Option<(u8, u8)>,
 }
 
 /// The facts for `nr` (all unset for numbers the catalogue does not know).
@@ -87,6 +90,8 @@ fn derive(s: &catalogue::Syscall) -> CallInfo {
             } => c.fd_pair = Some(i),
             Kind::IoCbs { .. } => c.aio = Some((i, Io::Write)),
             Kind::IoEvents => c.aio = Some((i, Io::Read)),
+            Kind::UringSubmit => c.uring = Some((i, c.uring.map_or(0, |u| u.1))),
+            Kind::UringComplete => c.uring = Some((c.uring.map_or(0, |u| u.0), i)),
             _ => {}
         }
     }
@@ -103,16 +108,16 @@ fn derive(s: &catalogue::Syscall) -> CallInfo {
     c
 }
 
-/// Bytes a call moved and which way: its return value when it succeeded
-/// and [`CallInfo::io`] is set; for Linux AIO, the sum of its
-/// [`transfers`].
-pub fn io_bytes(e: &SyscallEvent) -> Option<(Io, u64)> {
-    let mut out: Option<(Io, u64)> = None;
-    transfers(e, |io, n| {
-        let (_, total) = out.get_or_insert((io, 0));
-        *total += n;
+/// Bytes a call read and wrote: its return value when it succeeded and
+/// [`CallInfo::io`] is set; for Linux AIO and io_uring, the sums of its
+/// [`transfers`] (an `io_uring_enter` can do both).
+pub fn io_bytes(e: &SyscallEvent) -> (u64, u64) {
+    let (mut read, mut written) = (0, 0);
+    transfers(e, |io, n| match io {
+        Io::Read => read += n,
+        Io::Write => written += n,
     });
-    out.filter(|&(_, n)| n > 0 || info(e.nr).io.is_some())
+    (read, written)
 }
 
 /// Calls `f` with each transfer a call made, for size histograms: one
@@ -129,6 +134,9 @@ pub fn transfers(e: &SyscallEvent, mut f: impl FnMut(Io, u64)) {
     };
     if let Some(io) = c.io {
         return f(io, x.ret as u64);
+    }
+    if let Some((submit, complete)) = c.uring {
+        return uring_transfers(e, submit, complete, f);
     }
     let Some((arg, io)) = c.aio else {
         return;
@@ -190,6 +198,54 @@ pub fn transfers(e: &SyscallEvent, mut f: impl FnMut(Io, u64)) {
                 f(io, bytes);
             }
         }
+    }
+}
+
+/// [`transfers`] of an `io_uring_enter`: the write requests it submitted
+/// (their size asked) and the reads among the completions it saw (the
+/// bytes they brought in; a read whose completion the program took from
+/// the ring before any call saw it has no data captured and is missed).
+fn uring_transfers(e: &SyscallEvent, submit: u8, complete: u8, mut f: impl FnMut(Io, u64)) {
+    let capture = |arg, role, elem| {
+        e.captures
+            .iter()
+            .find(|c| c.arg == arg && c.role == role && c.elem == elem)
+    };
+    if let Some(sqes) = capture(submit, Role::Entry, 0).and_then(|c| c.data.as_deref()) {
+        for (i, s) in uring::Sqe::all(sqes)
+            .enumerate()
+            .filter(|(_, s)| s.writes())
+        {
+            let bytes = if s.vectored() {
+                (1..=uring::IOV_MAX)
+                    .map_while(|j| capture(submit, Role::Entry, uring::elem(i as u64, j)))
+                    .map(|c| c.len)
+                    .sum()
+            } else {
+                u64::from(s.len)
+            };
+            f(Io::Write, bytes);
+        }
+    }
+    // Reads are the completions with data captures; their results, or
+    // without buffer data (the CQE array, over 64 bytes, in a blob) the
+    // bytes captured.
+    let cqes: Vec<uring::Cqe> = capture(complete, Role::Exit, 0)
+        .and_then(|c| c.data.as_deref())
+        .map_or_else(Vec::new, |d| uring::Cqe::all(d).collect());
+    let mut read: Vec<(u32, u64)> = Vec::new();
+    for c in e.captures.iter().filter(|c| {
+        c.arg == complete && c.role == Role::Exit && c.elem & ((1 << uring::SHIFT) - 1) != 0
+    }) {
+        let k = (c.elem >> uring::SHIFT) - 1;
+        match read.last_mut() {
+            Some((at, n)) if *at == k => *n += c.captured,
+            _ => read.push((k, c.captured)),
+        }
+    }
+    for (k, captured) in read {
+        let res = cqes.get(k as usize).map(|c| c.res.max(0) as u64);
+        f(Io::Read, res.unwrap_or(captured));
     }
 }
 
@@ -269,7 +325,7 @@ mod tests {
                 cap(2, Role::Entry, aio::elem(2, 0), iocb(aio::PWRITE, 7)),
             ],
         );
-        assert_eq!(io_bytes(&submit), Some((Io::Write, 100)));
+        assert_eq!(io_bytes(&submit), (0, 100));
         let mut each = Vec::new();
         transfers(&submit, |io, n| each.push((io, n)));
         assert_eq!(each, [(Io::Write, 100)], "the read request is not a write");
@@ -284,12 +340,41 @@ mod tests {
                 cap(3, Role::Exit, aio::elem(0, 1), vec![1; 30]),
             ],
         );
-        assert_eq!(io_bytes(&reap), Some((Io::Read, 30)));
+        assert_eq!(io_bytes(&reap), (30, 0));
         // Read without buffer data, the event array is not at hand: the
         // data captures' byte counts stand in.
         let mut bare = reap.clone();
         bare.captures[0].data = None;
         bare.captures[1].data = None;
-        assert_eq!(io_bytes(&bare), Some((Io::Read, 30)));
+        assert_eq!(io_bytes(&bare), (30, 0));
+
+        // io_uring: one call submits a 4 KiB write and a read, and sees the
+        // read's completion (12 bytes) and the write's.
+        let sqe = |op: u8, len: u32| {
+            let mut b = vec![0u8; uring::SQE_LEN];
+            b[0] = op;
+            b[24..28].copy_from_slice(&len.to_le_bytes());
+            b
+        };
+        let cqe = |res: i32| [vec![0u8; 8], res.to_le_bytes().to_vec(), vec![0; 4]].concat();
+        let enter = call(
+            "io_uring_enter",
+            2,
+            vec![
+                cap(
+                    1,
+                    Role::Entry,
+                    0,
+                    [sqe(uring::OP_WRITE, 4096), sqe(uring::OP_READ, 64)].concat(),
+                ),
+                cap(1, Role::Entry, uring::elem(0, 1), vec![2; 4096]),
+                cap(2, Role::Exit, 0, [cqe(12), cqe(4096)].concat()),
+                cap(2, Role::Exit, uring::elem(0, 1), vec![3; 12]),
+            ],
+        );
+        assert_eq!(io_bytes(&enter), (12, 4096));
+        let mut each = Vec::new();
+        transfers(&enter, |io, n| each.push((io, n)));
+        assert_eq!(each, [(Io::Write, 4096), (Io::Read, 12)]);
     }
 }

@@ -38,7 +38,7 @@ use reanimator_catalogue::{self as catalogue, Kind};
 use reanimator_text::errno_name;
 use reanimator_trace::{ClockAnchor, ExitStatus, Record, Role, StartCause, SyscallEvent};
 
-use crate::calls::{self, Io};
+use crate::calls;
 use crate::filter::Filter;
 use crate::scan::Scan;
 use crate::Error;
@@ -271,11 +271,7 @@ impl Events {
             }
         });
         self.flags.append_option(flags);
-        let (read, written) = match calls::io_bytes(e) {
-            Some((Io::Read, n)) => (n, 0),
-            Some((Io::Write, n)) => (0, n),
-            None => (0, 0),
-        };
+        let (read, written) = calls::io_bytes(e);
         self.bytes_read.append_value(read);
         self.bytes_written.append_value(written);
         for (b, &a) in self.args.iter_mut().zip(&e.args) {
