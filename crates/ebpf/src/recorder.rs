@@ -30,6 +30,7 @@ use crate::gate::{is_gate_fd, late_paths, read_path, Filter, Gate, Held};
 use crate::guard::{map_fd, Ending, Guard};
 use crate::records::{
     parse, RingRecord, CAP_EXIT, CAP_FAILED, CAP_RETRY, CAP_RUN, CAP_STRING, CAP_UNTERMINATED,
+    CAP_WHOLE,
 };
 use crate::skel::{RecorderSkel, RecorderSkelBuilder};
 use crate::{spec, Options};
@@ -946,6 +947,9 @@ impl<'s> Recorder<'s, '_, '_> {
                 untracked += at(4);
                 // Each at least one mapping whose last stores may be lost.
                 self.summary.mappings_at_exit += at(5);
+                // io_uring reads with no room to be remembered: their
+                // data captures are missing.
+                self.summary.captures.unreadable += at(6);
             }
         }
         // Spawned, the only call under way when following starts is the
@@ -1087,9 +1091,11 @@ fn close(task: &mut Task, policy: DataPolicy, counts: &mut CaptureCounts) {
     } else if got < open.want {
         // Chunks that never arrived: the kernel side counted them.
         CaptureStatus::Lost
-    } else if policy == DataPolicy::None && got < open.present {
+    } else if policy == DataPolicy::None && got < open.present && open.flags & CAP_WHOLE == 0 {
         // Structures and AIO requests are captured whole whatever the
-        // policy: complete, as ptrace has them.
+        // policy: complete, as ptrace has them. io_uring's SQEs and CQEs
+        // too, flagged as such since they can be short: the completions
+        // posted since the last look that the ring no longer held.
         CaptureStatus::Skipped
     } else if got < open.present {
         counts.truncated += 1;

@@ -15,6 +15,7 @@ pub(crate) const CAP_STRING: u8 = 4;
 pub(crate) const CAP_UNTERMINATED: u8 = 8;
 pub(crate) const CAP_RETRY: u8 = 16;
 pub(crate) const CAP_RUN: u8 = 32;
+pub(crate) const CAP_WHOLE: u8 = 64;
 
 /// Where the rest of a spilled capture is (`struct rec_spill`).
 #[derive(Debug, Clone, Copy)]

@@ -15,6 +15,12 @@ const SPEC_NEW_IMAGE: u32 = 1;
 /// `SPEC_ENDS_SPACE`: the call ends the address space (exit_group,
 /// execve); shared mappings are captured at its entry.
 const SPEC_ENDS_SPACE: u32 = 2;
+/// `SPEC_URING_SETUP`, `SPEC_MAPS`, `SPEC_CLOSES`: what the io_uring
+/// follower watches at a successful exit (a ring set up, part of a ring
+/// mapped, a ring closed).
+const SPEC_URING_SETUP: u32 = 4;
+const SPEC_MAPS: u32 = 8;
+const SPEC_CLOSES: u32 = 16;
 
 const K_PATH: u8 = 1;
 const K_STR: u8 = 2;
@@ -26,6 +32,8 @@ const K_MSGHDR: u8 = 7;
 const K_MAPPED: u8 = 8;
 const K_IOCBS: u8 = 9;
 const K_IOEVENTS: u8 = 10;
+const K_URING_SUBMIT: u8 = 11;
+const K_URING_COMPLETE: u8 = 12;
 
 const DIR_IN: u8 = 1;
 const DIR_OUT: u8 = 2;
@@ -61,13 +69,16 @@ fn param(kind: Kind) -> [u8; 8] {
         Kind::Mapped { len } => (K_MAPPED, DIR_IN, (0, len, 0)),
         Kind::IoCbs { count } => (K_IOCBS, DIR_IN, (0, count, 0)),
         Kind::IoEvents => (K_IOEVENTS, DIR_OUT, (0, 0, 0)),
+        Kind::UringSubmit => (K_URING_SUBMIT, DIR_IN, (0, 0, 0)),
+        Kind::UringComplete => (K_URING_COMPLETE, DIR_OUT, (0, 0, 0)),
         _ => return [0; 8],
     };
     let f = fixed.to_le_bytes();
     [k, d, lk, la, f[0], f[1], f[2], f[3]]
 }
 
-/// Every catalogue row that names user memory, as `(nr, call_spec bytes)`.
+/// Every catalogue row that names user memory or that the io_uring
+/// follower watches, as `(nr, call_spec bytes)`.
 pub(crate) fn table() -> Vec<(u32, [u8; SPEC_LEN])> {
     all()
         .iter()
@@ -85,6 +96,12 @@ pub(crate) fn table() -> Vec<(u32, [u8; SPEC_LEN])> {
             if s.effect.ends_address_space() {
                 flags |= SPEC_ENDS_SPACE;
             }
+            flags |= match s.effect {
+                Effect::UringSetup => SPEC_URING_SETUP,
+                Effect::Map => SPEC_MAPS,
+                Effect::Close => SPEC_CLOSES,
+                _ => 0,
+            };
             row[48..52].copy_from_slice(&flags.to_le_bytes());
             row.iter().any(|&b| b != 0).then_some((s.nr, row))
         })
@@ -121,6 +138,17 @@ mod tests {
         for name in ["io_getevents", "io_pgetevents"] {
             assert_eq!(&row(name).unwrap()[24..26], &[K_IOEVENTS, DIR_OUT]);
         }
+        // io_uring_enter(fd, to_submit: requests at entry, min_complete:
+        // completions at exit, ...); io_uring_setup's params are a plain
+        // structure, and the call is followed, as are mmap and close
+        let e = row("io_uring_enter").unwrap();
+        assert_eq!(&e[8..10], &[K_URING_SUBMIT, DIR_IN]);
+        assert_eq!(&e[16..18], &[K_URING_COMPLETE, DIR_OUT]);
+        let s = row("io_uring_setup").unwrap();
+        assert_eq!(&s[8..12], &[K_STRUCT, DIR_IN | DIR_OUT, 2, 0]);
+        assert_eq!(&s[48..52], &[4, 0, 0, 0]);
+        assert_eq!(&row("mmap").unwrap()[48..52], &[8, 0, 0, 0]);
+        assert_eq!(&row("close").unwrap()[48..52], &[16, 0, 0, 0]);
         // calls that name no memory are not in the map at all
         assert!(row("getpid").is_none());
         // execve replaces the address space (and ends the old one, as

@@ -1,12 +1,14 @@
 //! The two back ends must record the same events. Each deterministic test
-//! program of the ptrace recorder (`crates/ptrace/tests/programs`) is
+//! program of the ptrace recorder (`crates/ptrace/tests/programs`), and
+//! of this crate (`tests/programs`) where the name is there, is
 //! recorded with both, in the same directory, and the traces are compared
 //! thread by thread after removing what legitimately differs between two
 //! runs: times, sequence ids, process ids (numbered in order of
 //! appearance), addresses (the address space is randomised), the contents
 //! of structures (inode times, for instance), and the futex calls a
-//! thread makes only when it happens to contend. Any other difference is
-//! a bug in one back end.
+//! thread makes only when it happens to contend. io_uring completions are
+//! compared as one set over the trace, not call by call (see
+//! `completions`). Any other difference is a bug in one back end.
 //!
 //! Needs root and a kernel the eBPF back end supports: the test fails, it
 //! does not skip, when they are missing.
@@ -18,10 +20,11 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use reanimator_catalogue::{aio, by_nr, Kind, Ret};
+use reanimator_catalogue::{aio, by_nr, uring, Kind, Ret};
 use reanimator_record::{DataPolicy, SnapshotPolicy, Target};
 use reanimator_trace::{
-    ExitStatus, PathPhase, ReadOptions, Reader, Record, TraceMeta, Writer, WriterOptions,
+    ExitStatus, PathPhase, ReadOptions, Reader, Record, Role, SyscallEvent, TraceMeta, Writer,
+    WriterOptions,
 };
 
 /// Recordings change process-wide state (signal dispositions): one at a time.
@@ -32,7 +35,13 @@ fn programs_dir() -> PathBuf {
 }
 
 fn build(name: &str, bin: &Path) -> PathBuf {
-    common::compile(&programs_dir().join(format!("{name}.c")), &bin.join(name))
+    let own = common::program(name);
+    let src = if own.exists() {
+        own
+    } else {
+        programs_dir().join(format!("{name}.c"))
+    };
+    common::compile(&src, &bin.join(name))
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -72,11 +81,64 @@ fn record(backend: Backend, argv: &[OsString], trace: &Path) {
 }
 
 /// A trace reduced to what both back ends must agree on: per thread (in
-/// order of appearance), its events as text; and the file states.
+/// order of appearance), its events as text; the io_uring completions of
+/// the whole trace, sorted; and the file states.
 #[derive(Debug, PartialEq)]
 struct Normal {
     threads: BTreeMap<usize, Vec<String>>,
+    completions: Vec<String>,
     paths: Vec<String>,
+}
+
+/// The io_uring completions an `io_uring_enter` exit captured (its
+/// [`Kind::UringComplete`] argument `arg`), one line per CQE with the
+/// data of its read. Which call's exit first sees a completion is a race
+/// when the kernel completes the request in a worker thread: `uring.c`'s
+/// quiet write may be posted before its `io_uring_enter` returns or only
+/// later, and ptrace looks at the ring a little after the eBPF exit hook
+/// does. So completions are compared as a set over the trace; everything
+/// else about the call, its SQEs and the data of its writes included,
+/// is compared call by call.
+fn completions(e: &SyscallEvent, arg: u8) -> Vec<String> {
+    let caps: Vec<_> = e
+        .captures
+        .iter()
+        .filter(|c| c.arg == arg && c.role == Role::Exit)
+        .collect();
+    let Some(all) = caps.iter().find(|c| c.elem == 0) else {
+        return caps
+            .iter()
+            .map(|c| format!("stray capture elem {}", c.elem))
+            .collect();
+    };
+    // The capture's status, not its length: that counts the completions
+    // that call saw.
+    let status = all.status.name();
+    let bytes = all.data.as_deref().unwrap_or_default();
+    if bytes.is_empty() {
+        return vec![format!("no completion: {status} {}", all.len)];
+    }
+    bytes
+        .chunks(uring::CQE_LEN)
+        .enumerate()
+        .map(|(k, cqe)| {
+            let data: Vec<String> = caps
+                .iter()
+                .filter(|c| c.elem >> aio::SHIFT == k as u32 + 1)
+                .map(|c| {
+                    format!(
+                        "{} {} {}/{} {:x?}",
+                        c.elem & ((1 << aio::SHIFT) - 1),
+                        c.status.name(),
+                        c.captured,
+                        c.len,
+                        c.data.as_deref().map(checksum)
+                    )
+                })
+                .collect();
+            format!("cqe {cqe:02x?} ({status}), read data {data:?}")
+        })
+        .collect()
 }
 
 fn normalise(trace: &Path) -> Normal {
@@ -98,6 +160,7 @@ fn normalise(trace: &Path) -> Normal {
             .map_or_else(|| "ext".to_string(), |i| format!("T{i}"))
     };
     let mut threads: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    let mut completed = Vec::new();
     let mut paths = Vec::new();
     // Descriptors of each program's own report file and of /proc files:
     // they hold ids and addresses, different at every run.
@@ -160,9 +223,17 @@ fn normalise(trace: &Path) -> Normal {
                         _ => x.ret.to_string(),
                     },
                 };
+                let reaped = row
+                    .params()
+                    .iter()
+                    .position(|p| p.kind == Kind::UringComplete);
+                if let Some(arg) = reaped {
+                    completed.extend(completions(e, arg as u8));
+                }
                 let mut caps: Vec<String> = e
                     .captures
                     .iter()
+                    .filter(|c| reaped.is_none_or(|arg| (c.arg, c.role) != (arg as u8, Role::Exit)))
                     .map(|c| {
                         let kind = row.params().get(c.arg as usize).map(|p| p.kind);
                         let data = match kind {
@@ -192,6 +263,17 @@ fn normalise(trace: &Path) -> Normal {
                                 };
                                 for item in d.chunks_mut(stride) {
                                     if let Some(a) = item.get_mut(addr.clone()) {
+                                        a.fill(0);
+                                    }
+                                }
+                                format!("{:x}", checksum(&d))
+                            }
+                            // io_uring SQEs hold the address of their
+                            // buffer or iovec array (`addr`).
+                            Some(Kind::UringSubmit) if c.elem == 0 => {
+                                let mut d = c.data.as_deref().unwrap_or_default().to_vec();
+                                for sqe in d.chunks_mut(uring::SQE_LEN) {
+                                    if let Some(a) = sqe.get_mut(16..24) {
                                         a.fill(0);
                                     }
                                 }
@@ -275,7 +357,12 @@ fn normalise(trace: &Path) -> Normal {
         threads.entry(ids[&tid]).or_default().push(text);
     }
     paths.sort();
-    Normal { threads, paths }
+    completed.sort();
+    Normal {
+        threads,
+        completions: completed,
+        paths,
+    }
 }
 
 /// FNV-1a: enough to tell buffers apart in a diff.
@@ -310,6 +397,12 @@ fn first_difference(a: &Normal, b: &Normal) -> String {
             "ptrace saw {} threads, ebpf {}",
             a.threads.len(),
             b.threads.len()
+        );
+    }
+    if a.completions != b.completions {
+        return format!(
+            "io_uring completions differ:\n  ptrace: {:#?}\n  ebpf:   {:#?}",
+            a.completions, b.completions
         );
     }
     format!(
@@ -354,4 +447,19 @@ macro_rules! parity {
 // times that depends on timing), signals/stopcont/ticker/orphan (timing
 // decides where a signal lands); crates/cli/tests/replay.rs records those
 // with the default back end and replays them.
-parity!(files, dirs, stats, xattrs, mmaps, pipes, sockets, threads, forks, aio);
+// uring_edges is this crate's: a forked child using its parent's ring, a
+// registered ring descriptor, a ring polled by a kernel thread.
+parity!(
+    files,
+    dirs,
+    stats,
+    xattrs,
+    mmaps,
+    pipes,
+    sockets,
+    threads,
+    forks,
+    aio,
+    uring,
+    uring_edges
+);

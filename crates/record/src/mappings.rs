@@ -20,6 +20,10 @@ pub struct SharedMappings {
     /// Processes whose mappings were captured at the entry of a call that
     /// ends their address space (`mapped_at_exit`).
     captured: HashSet<u32>,
+    /// io_uring descriptors per thread group: what maps them is a ring,
+    /// memory shared with the kernel, not a file's (the eBPF back end,
+    /// which looks at the mapping itself, sees no file there either).
+    rings: HashMap<u32, HashSet<i32>>,
 }
 
 impl SharedMappings {
@@ -29,10 +33,19 @@ impl SharedMappings {
     }
 
     /// Follows a call that succeeded with `ret`: mmap adds a range, munmap
-    /// removes one, mremap moves one.
+    /// removes one, mremap moves one; io_uring_setup makes a descriptor
+    /// whose mappings are not a file's, until close.
     pub fn after_call(&mut self, tgid: u32, effect: Effect, args: &[u64; 6], ret: i64) {
         let len = |n: u64| n.div_ceil(4096) * 4096;
         match effect {
+            Effect::UringSetup => {
+                self.rings.entry(tgid).or_default().insert(ret as i32);
+            }
+            Effect::Close => {
+                if let Some(fds) = self.rings.get_mut(&tgid) {
+                    fds.remove(&(args[0] as i32));
+                }
+            }
             Effect::Map => {
                 let (prot, flags, fd) = (args[2] as i32, args[3] as i32, args[4] as i32);
                 let shared = flags & libc::MAP_TYPE == libc::MAP_SHARED
@@ -40,10 +53,12 @@ impl SharedMappings {
                 let start = ret as u64;
                 // MAP_FIXED replaces whatever was there.
                 self.remove(tgid, start, start + len(args[1]));
+                let ring = self.rings.get(&tgid).is_some_and(|r| r.contains(&fd));
                 if shared
                     && prot & libc::PROT_WRITE != 0
                     && flags & libc::MAP_ANONYMOUS == 0
                     && fd >= 0
+                    && !ring
                 {
                     self.by_tgid
                         .entry(tgid)
@@ -101,6 +116,10 @@ impl SharedMappings {
             let ranges = ranges.clone();
             self.by_tgid.insert(child, ranges);
         }
+        if let Some(fds) = self.rings.get(&parent).filter(|r| !r.is_empty()) {
+            let fds = fds.clone();
+            self.rings.insert(child, fds);
+        }
     }
 
     /// The process's mappings were captured as it entered a call that ends
@@ -121,6 +140,7 @@ impl SharedMappings {
     /// the way out, all when it ended otherwise (killed by a signal, or
     /// its last thread called `exit`).
     pub fn forget(&mut self, tgid: u32) -> usize {
+        self.rings.remove(&tgid);
         let ranges = self.by_tgid.remove(&tgid).map_or(0, |r| r.len());
         if self.captured.remove(&tgid) {
             0
@@ -159,6 +179,23 @@ mod tests {
         assert_eq!(m.of(1), &[(0x40000, 0x42000)]);
         assert_eq!(m.forget(1), 1);
         assert!(m.of(1).is_empty());
+    }
+
+    #[test]
+    fn io_uring_rings_are_not_file_mappings() {
+        let mut m = SharedMappings::default();
+        let ring = [0, 4096, 3, libc::MAP_SHARED as u64, 7, 0];
+        m.after_call(1, Effect::UringSetup, &[8, 0x1000, 0, 0, 0, 0], 7);
+        m.after_call(1, Effect::Map, &ring, 0x10000);
+        assert!(m.of(1).is_empty());
+        // A child made by fork has the ring too.
+        m.inherit(1, 2);
+        m.after_call(2, Effect::Map, &ring, 0x10000);
+        assert!(m.of(2).is_empty());
+        // Once closed, the number may be a file's.
+        m.after_call(1, Effect::Close, &[7, 0, 0, 0, 0, 0], 0);
+        m.after_call(1, Effect::Map, &ring, 0x20000);
+        assert_eq!(m.of(1), &[(0x20000, 0x21000)]);
     }
 
     #[test]

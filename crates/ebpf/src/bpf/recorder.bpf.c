@@ -50,6 +50,11 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define VM_WRITE_FLAG 0x2
 #define VM_SHARED_FLAG 0x8
 #define MNT_INTERNAL_FLAG 0x4000
+/* task_struct.flags: an io_uring worker (io-wq, SQPOLL), a kernel thread
+ * of the process's thread group that makes no system call and that ptrace
+ * cannot trace. It starts with no fork tracepoint; its signals and end are
+ * not the program's. */
+#define PF_IO_WORKER_FLAG 0x10
 
 /* Set by the recorder before loading. */
 const volatile __u64 data_max = CAPTURE_MAX; /* bytes kept per data buffer */
@@ -122,6 +127,126 @@ struct {
 	__type(key, __u32);
 	__type(value, struct counters);
 } counts SEC(".maps");
+
+/* io_uring, as the catalogue's `uring` lays it out (the elems of Linux
+ * AIO): io_uring_enter's elem 0 holds, at entry, the SQEs the kernel is
+ * about to take, at exit the CQEs posted since the last look; request or
+ * completion i owns the elems from (i + 1) << AIO_SHIFT (a write's data
+ * or a READV's element lengths at entry, a read's data at exit). No call
+ * argument points at the rings: each ring is followed per (process,
+ * descriptor) from io_uring_setup's exit (its layout) and the mmap exits
+ * on its descriptor (where each part is), as crates/ptrace/src/uring.rs
+ * does. */
+#define URING_MAX (1 << 16)
+#define SQE_LEN 64
+#define CQE_LEN 16
+#define URING_PARAMS_LEN 120
+#define URING_OFF_SQ_RING 0ULL
+#define URING_OFF_CQ_RING 0x8000000ULL
+#define URING_OFF_SQES 0x10000000ULL
+#define URING_SETUP_SQPOLL (1U << 1)
+#define URING_SETUP_SQE128 (1U << 10)
+#define URING_SETUP_CQE32 (1U << 11)
+#define URING_SETUP_NO_SQARRAY (1U << 16)
+#define URING_FEAT_SINGLE_MMAP 1U
+#define URING_ENTER_REGISTERED_RING (1ULL << 4)
+#define URING_SQE_BUFFER_SELECT (1U << 5)
+#define URING_OP_READV 1
+#define URING_OP_WRITEV 2
+#define URING_OP_READ_FIXED 4
+#define URING_OP_WRITE_FIXED 5
+#define URING_OP_READ 22
+#define URING_OP_WRITE 23
+/* uring.mapped: the parts of the ring the program has mapped */
+#define MAPPED_SQ_RING 1
+#define MAPPED_CQ_RING 2
+#define MAPPED_SQES 4
+
+struct uring_key {
+	__u32 tgid;
+	__s32 fd;
+};
+
+/* What the recorder knows of one ring: the fields of io_uring_params
+ * that locate its parts, and where the program mapped them. */
+struct uring {
+	__u64 id; /* unique, never reused: keys the ring's remembered reads */
+	__u64 sq_ring;
+	__u64 cq_ring;
+	__u64 sqes;
+	__u32 sq_entries;
+	__u32 cq_entries;
+	__u32 flags;    /* IORING_SETUP_* */
+	__u32 features; /* IORING_FEAT_* */
+	__u32 sq_head;  /* sq_off.head, .tail, .array: offsets in the SQ ring */
+	__u32 sq_tail;
+	__u32 sq_array;
+	__u32 cq_head; /* cq_off.head, .tail, .cqes: offsets in the CQ ring */
+	__u32 cq_tail;
+	__u32 cqes;
+	__u32 cq_seen; /* the CQ tail up to which completions were captured */
+	__u32 reads;   /* reads were remembered: forgetting the ring sweeps them */
+	__u32 mapped;  /* MAPPED_* */
+	__u32 pad;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct uring_key);
+	__type(value, struct uring);
+} urings SEC(".maps");
+
+/* Processes that set up (or inherited) a ring: only those are looked at
+ * when a process forks, execs or ends. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, __u8);
+} uring_procs SEC(".maps");
+
+/* Reads in flight: part `part` of the memory the read with `user_data`
+ * on ring `ring` fills, from its submission to its completion. Part 0
+ * also says how many parts there are (a READV's iovec elements, as the
+ * array was at submission: the program may reuse it once submitted). */
+struct uring_read_key {
+	__u64 ring;
+	__u64 user_data;
+	__u32 part;
+	__u32 pad;
+};
+struct uring_read {
+	__u64 base;
+	__u64 len;
+	__u32 parts;
+	__u32 tgid;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct uring_read_key);
+	__type(value, struct uring_read);
+} uring_reads SEC(".maps");
+
+/* While a process forks: the id its child's copy of each ring takes. */
+struct uring_fork_key {
+	__u64 ring;
+	__u32 child;
+	__u32 pad;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct uring_fork_key);
+	__type(value, __u64);
+} uring_forks SEC(".maps");
+
+/* The last ring id given. */
+__u64 uring_ids = 0;
 
 /* One string buffer per CPU (a per-CPU array value cannot be this large). */
 struct scratch {
@@ -846,12 +971,596 @@ __noinline int capture_param(struct pass *p, __u32 i)
 	return 0;
 }
 
+/* A read that could not be remembered (its table is full): its data
+ * capture will be missing. */
+static __always_inline void count_unkept(void)
+{
+	struct counters *k = counters();
+	if (k)
+		k->uring_unkept++;
+}
+
+/* io_uring_enter's walk over the ring: elem 0, the `count` SQEs or CQEs
+ * read from the ring in chunks of at most CHUNK bytes, then each request
+ * or completion. Also the bpf_loop context of both. */
+struct ring_walk {
+	struct cap c;
+	__u64 table;      /* the SQE array, or the CQ ring's CQE array */
+	__u64 index;      /* the SQ ring's index array (0: none) */
+	__u64 ring;       /* the ring's id */
+	__u32 tgid;
+	__u32 first;      /* ring position of item 0 */
+	__u32 mask;
+	__u32 stride;     /* bytes of one item in the ring */
+	__u32 size;       /* bytes captured of one item */
+	__u32 per;        /* items per chunk */
+	__u32 count;      /* items in elem 0 */
+	__u32 got;        /* items read */
+	__u32 consumed;   /* completions: the first ones, the program has taken them */
+	/* Requests: a read was remembered. A flag, not a count: the verifier
+	 * checks a bpf_loop callback until its state stops changing. */
+	__u32 remembered;
+};
+
+/* Where item i of the walk is; 0 if its index cannot be read. */
+static __always_inline __u64 ring_item(struct ring_walk *w, __u32 i)
+{
+	__u32 slot = (w->first + i) & w->mask;
+	if (w->index) {
+		__u32 s = 0;
+		if (bpf_probe_read_user(&s, sizeof(s), (void *)(w->index + 4 * (__u64)slot)))
+			return 0;
+		slot = s & w->mask;
+	}
+	return w->table + (__u64)slot * w->stride;
+}
+
+/* The parts of a remembered read, from part `from`: each captured (with
+ * `emit`: the `left` bytes the read brought in, spread over the `parts`
+ * parts in order, as capture elems `elem` on) and forgotten. */
+struct read_parts {
+	struct uring_read_key k;
+	struct ring_walk *w;
+	__u64 left;
+	__u32 from;
+	__u32 elem;
+	__u32 emit;
+	__u32 parts;
+};
+
+static long read_part_cb(__u64 j, struct read_parts *r)
+{
+	r->k.part = r->from + j;
+	struct uring_read *v = bpf_map_lookup_elem(&uring_reads, &r->k);
+	if (!v)
+		return 0;
+	/* (Part 0 of a READV whose iovec array could not be read has no
+	 * memory: it only says so.) */
+	if (r->emit && r->k.part < r->parts) {
+		struct ring_walk *w = r->w;
+		__u64 len = v->len;
+		__u64 present = len < r->left ? len : r->left;
+		r->left -= present;
+		w->c.addr = v->base;
+		w->c.elem = r->elem + j;
+		w->c.len = len;
+		w->c.present = present;
+		w->c.want = present < data_max ? present : data_max;
+		emit_data(&w->c);
+	}
+	bpf_map_delete_elem(&uring_reads, &r->k);
+	return 0;
+}
+
+/* Takes (captures with r->emit, and forgets) the read with r->k's
+ * user_data, if one is remembered. */
+static __always_inline void take_read(struct read_parts *r)
+{
+	r->k.part = 0;
+	struct uring_read *v = bpf_map_lookup_elem(&uring_reads, &r->k);
+	if (!v)
+		return;
+	__u32 parts = v->parts;
+	if (parts > IOV_MAX_LEN)
+		parts = IOV_MAX_LEN;
+	r->from = 0;
+	r->parts = parts;
+	bpf_loop(parts ? parts : 1, read_part_cb, r, 0);
+}
+
+/* One chunk of elem 0 being filled. */
+struct ring_chunk {
+	struct bpf_dynptr d;
+	struct ring_walk *w;
+	__u32 from; /* the chunk's first item */
+	__u32 done; /* items read into it */
+	__u32 failed;
+	__u32 pad;
+};
+
+/* Item from + k, read into the chunk. A completion the program has taken
+ * already forgets its read: the program may have reused the buffer. */
+static long ring_item_cb(__u64 k, struct ring_chunk *ch)
+{
+	struct ring_walk *w = ch->w;
+	__u32 i = ch->from + k;
+	__u64 at = ring_item(w, i);
+	__u32 size = w->size == SQE_LEN ? SQE_LEN : CQE_LEN;
+	__u32 off = sizeof(struct rec_capture) + k * size;
+	if (!at || bpf_probe_read_user_dynptr(&ch->d, off, size, (void *)at)) {
+		ch->failed = 1;
+		return 1;
+	}
+	ch->done = k + 1;
+	if (i < w->consumed) {
+		struct read_parts r = { .k = { .ring = w->ring }, .w = w };
+		if (!bpf_dynptr_read(&r.k.user_data, sizeof(r.k.user_data), &ch->d, off, 0))
+			take_read(&r);
+	}
+	return 0;
+}
+
+static long ring_chunk_cb(__u64 n, struct ring_walk *w)
+{
+	__u32 from = n * w->per;
+	if (n && from >= w->count)
+		return 1;
+	__u32 k = w->count - from;
+	if (k > w->per)
+		k = w->per;
+	struct ring_chunk ch = { .w = w, .from = from };
+	__u32 size = w->size == SQE_LEN ? SQE_LEN : CQE_LEN;
+	if (!reserve_dynptr(&ch.d, sizeof(struct rec_capture) + k * size))
+		return 1;
+	bpf_loop(k, ring_item_cb, &ch, 0);
+	__u8 flags = w->c.flags | CAP_WHOLE | (ch.failed ? CAP_FAILED : 0);
+	write_capture_head(&ch.d, &w->c, flags, (__u64)from * size, ch.done * size);
+	bpf_ringbuf_submit_dynptr(&ch.d, BPF_RB_NO_WAKEUP);
+	w->got = from + ch.done;
+	return ch.failed;
+}
+
+/* Forgets parts [from, from + n) of a read. */
+static __always_inline void forget_parts(struct read_parts *r, __u32 from, __u32 n)
+{
+	r->from = from;
+	r->emit = 0;
+	bpf_loop(n, read_part_cb, r, 0);
+}
+
+/* A read being remembered at its submission. */
+struct remember {
+	struct uring_read_key k;
+	struct uring_read v;
+	struct ring_walk *w;
+	__u64 iovs;  /* a READV's iovec array */
+	__u32 elem;  /* the capture elem of its first element */
+	__u32 parts; /* parts remembered */
+};
+
+/* Element j of a READV: remembered, and its length captured with no
+ * bytes (replay needs it to submit the read). */
+static long readv_part_cb(__u64 j, struct remember *r)
+{
+	__u64 iov[2];
+	if (bpf_probe_read_user(iov, sizeof(iov), (void *)(r->iovs + j * 16)))
+		return 1;
+	r->k.part = j;
+	r->v.base = iov[0];
+	r->v.len = iov[1];
+	if (bpf_map_update_elem(&uring_reads, &r->k, &r->v, BPF_ANY))
+		count_unkept();
+	r->parts = j + 1;
+	struct ring_walk *w = r->w;
+	w->c.addr = iov[0];
+	w->c.elem = r->elem + j;
+	w->c.len = iov[1];
+	w->c.present = w->c.want = 0;
+	emit_data(&w->c);
+	return 0;
+}
+
+/* Remembers where a read's data will land (one buffer, or a READV's
+ * elements as they are now). */
+static __always_inline void remember_read(struct ring_walk *w, __u64 user_data, __u64 addr,
+					   __u32 len, bool vectored)
+{
+	struct remember r = {
+		.k = { .ring = w->ring, .user_data = user_data },
+		.v = { .tgid = w->tgid },
+		.w = w,
+		.iovs = addr,
+		.elem = w->c.elem,
+	};
+	/* A read still remembered under the same user_data is replaced. */
+	__u32 old = 0;
+	struct uring_read *o = bpf_map_lookup_elem(&uring_reads, &r.k);
+	if (o)
+		old = o->parts;
+	if (vectored) {
+		bpf_loop(len < IOV_MAX_LEN ? len : IOV_MAX_LEN, readv_part_cb, &r, 0);
+	} else {
+		r.v.base = addr;
+		r.v.len = len;
+		r.v.parts = 1;
+		if (bpf_map_update_elem(&uring_reads, &r.k, &r.v, BPF_ANY))
+			count_unkept();
+		r.parts = 1;
+	}
+	/* Part 0 says how many there are (none: an iovec array that could
+	 * not be read, remembered all the same, as ptrace does). */
+	r.k.part = 0;
+	struct uring_read *v = r.parts ? bpf_map_lookup_elem(&uring_reads, &r.k) : NULL;
+	if (v) {
+		v->parts = r.parts;
+	} else if (!r.parts) {
+		r.v.base = r.v.len = 0;
+		r.v.parts = 0;
+		if (bpf_map_update_elem(&uring_reads, &r.k, &r.v, BPF_ANY))
+			count_unkept();
+	}
+	__u32 from = r.parts ? r.parts : 1;
+	if (old > from) {
+		struct read_parts f = { .k = r.k, .w = w };
+		forget_parts(&f, from, old - from);
+	}
+	w->remembered = 1;
+}
+
+/* Request i: a write's data, at elems (i + 1) << AIO_SHIFT | 1 on; a
+ * read's memory is remembered for its completion. */
+static long sqe_cb(__u64 i, struct ring_walk *w)
+{
+	__u64 at = ring_item(w, i);
+	/* opcode, flags, ioprio, fd; off; addr; len, op flags; user_data */
+	__u64 s[5];
+	if (!at || bpf_probe_read_user(s, sizeof(s), (void *)at))
+		return 1;
+	__u8 op = s[0];
+	__u8 fl = s[0] >> 8;
+	__u64 addr = s[2];
+	__u32 len = s[3];
+	if (fl & URING_SQE_BUFFER_SELECT)
+		return 0;
+	bool vectored = op == URING_OP_READV || op == URING_OP_WRITEV;
+	w->c.elem = ((i + 1) << AIO_SHIFT) | 1;
+	if (op == URING_OP_WRITE || op == URING_OP_WRITEV || op == URING_OP_WRITE_FIXED) {
+		if (vectored) {
+			emit_iovecs(&w->c, addr, len, 0, 0);
+		} else {
+			w->c.addr = addr;
+			w->c.len = w->c.present = len;
+			w->c.want = len < data_max ? len : data_max;
+			emit_data(&w->c);
+		}
+	} else if (op == URING_OP_READ || op == URING_OP_READV || op == URING_OP_READ_FIXED) {
+		remember_read(w, s[4], addr, len, vectored);
+	}
+	return 0;
+}
+
+/* Completion consumed + n, which the program has not taken yet: the data
+ * its read brought in, at elems (k + 1) << AIO_SHIFT | 1 on. Read again
+ * from the ring, which the kernel does not write over before the program
+ * takes it. */
+static long cqe_cb(__u64 n, struct ring_walk *w)
+{
+	__u32 k = w->consumed + n;
+	__u64 at = ring_item(w, k);
+	/* user_data; res, flags */
+	__u64 cqe[2];
+	if (!at || bpf_probe_read_user(cqe, sizeof(cqe), (void *)at))
+		return 1;
+	__s32 res = cqe[1];
+	struct read_parts r = {
+		.k = { .ring = w->ring, .user_data = cqe[0] },
+		.w = w,
+		.left = res > 0 ? res : 0,
+		.elem = ((k + 1) << AIO_SHIFT) | 1,
+		.emit = res > 0,
+	};
+	take_read(&r);
+	return 0;
+}
+
+/* A ring the recorder cannot read (polled by the kernel, registered, set
+ * up before the recording, not mapped): one empty unreadable capture. */
+static __always_inline void uring_unseen(struct cap *c)
+{
+	c->flags |= CAP_FAILED;
+	c->addr = 0;
+	c->len = c->present = c->want = 0;
+	emit_data(c);
+}
+
+/* io_uring_enter's requests (entry: parameter i is to_submit) or
+ * completions (exit), read from the ring of its descriptor. Nothing is
+ * read again at exit: the kernel has taken the requests by then. */
+__noinline int emit_uring(struct pass *p, __u32 i)
+{
+	if (!p || i >= 6)
+		return 0;
+	struct ring_walk w = {
+		.c = { .seq = p->seq, .tid = p->tid, .arg = i, .flags = p->exit ? CAP_EXIT : 0 },
+		.tgid = bpf_get_current_pid_tgid() >> 32,
+	};
+	struct uring *r = NULL;
+	if (!(p->args[3] & URING_ENTER_REGISTERED_RING)) {
+		struct uring_key key = { .tgid = w.tgid, .fd = p->args[0] };
+		r = bpf_map_lookup_elem(&urings, &key);
+	}
+	if (!r) {
+		uring_unseen(&w.c);
+		return 0;
+	}
+	w.ring = r->id;
+	__u32 head = 0, tail = 0;
+	if (!p->exit) {
+		__u32 parts = MAPPED_SQ_RING | MAPPED_SQES;
+		if ((r->flags & URING_SETUP_SQPOLL) || (r->mapped & parts) != parts ||
+		    bpf_probe_read_user(&head, sizeof(head), (void *)(r->sq_ring + r->sq_head)) ||
+		    bpf_probe_read_user(&tail, sizeof(tail), (void *)(r->sq_ring + r->sq_tail))) {
+			uring_unseen(&w.c);
+			return 0;
+		}
+		__u64 n = p->args[i] < URING_MAX ? p->args[i] : URING_MAX;
+		__u64 count = tail - head;
+		if (count > n)
+			count = n;
+		if (count > r->sq_entries)
+			count = r->sq_entries;
+		w.table = r->sqes;
+		w.index = r->flags & URING_SETUP_NO_SQARRAY ? 0 : r->sq_ring + r->sq_array;
+		w.first = head;
+		w.mask = r->sq_entries - 1;
+		w.stride = r->flags & URING_SETUP_SQE128 ? 128 : 64;
+		w.size = SQE_LEN;
+		w.count = count;
+		w.c.len = w.c.present = w.c.want = count * SQE_LEN;
+	} else {
+		if (!(r->mapped & MAPPED_CQ_RING) ||
+		    bpf_probe_read_user(&head, sizeof(head), (void *)(r->cq_ring + r->cq_head)) ||
+		    bpf_probe_read_user(&tail, sizeof(tail), (void *)(r->cq_ring + r->cq_tail))) {
+			uring_unseen(&w.c);
+			return 0;
+		}
+		/* Completions since the last look at this ring, by any thread:
+		 * each is claimed by one call. */
+		__u32 seen = 0;
+		int tries = 0;
+		for (; tries < 8; tries++) {
+			seen = r->cq_seen;
+			if ((__s32)(tail - seen) <= 0)
+				return 0;
+			if (__sync_val_compare_and_swap(&r->cq_seen, seen, tail) == seen)
+				break;
+		}
+		if (tries == 8)
+			return 0;
+		__u32 posted = tail - seen;
+		/* Older ones than a ring's worth have been written over. */
+		__u32 kept = posted < r->cq_entries ? posted : r->cq_entries;
+		if (kept > URING_MAX)
+			kept = URING_MAX;
+		w.first = tail - kept;
+		__s32 taken = head - w.first;
+		w.consumed = taken <= 0 ? 0 : ((__u32)taken < kept ? (__u32)taken : kept);
+		w.table = r->cq_ring + r->cqes;
+		w.mask = r->cq_entries - 1;
+		w.stride = r->flags & URING_SETUP_CQE32 ? 32 : 16;
+		w.size = CQE_LEN;
+		w.count = kept;
+		w.c.len = w.c.present = (__u64)posted * CQE_LEN;
+		w.c.want = (__u64)kept * CQE_LEN;
+	}
+	w.per = CHUNK / w.size;
+	bpf_loop(w.count ? (w.count + w.per - 1) / w.per : 1, ring_chunk_cb, &w, 0);
+	if (!p->exit) {
+		bpf_loop(w.got, sqe_cb, &w, 0);
+		if (w.remembered)
+			r->reads = 1;
+	} else if (w.got > w.consumed) {
+		bpf_loop(w.got - w.consumed, cqe_cb, &w, 0);
+	}
+	return 0;
+}
+
+/* Forgetting rings and their reads: the bpf_for_each_map_elem context. */
+struct sweep {
+	__u64 ring;  /* reads of this ring, */
+	__u32 tgid;  /* or rings and reads of this process */
+	__u32 reads; /* a ring forgotten had reads remembered */
+};
+
+static long sweep_read_cb(struct bpf_map *map, struct uring_read_key *k, struct uring_read *v,
+			  struct sweep *s)
+{
+	if (s->ring ? k->ring == s->ring : v->tgid == s->tgid)
+		bpf_map_delete_elem(&uring_reads, k);
+	return 0;
+}
+
+static long sweep_ring_cb(struct bpf_map *map, struct uring_key *k, struct uring *v,
+			  struct sweep *s)
+{
+	if (k->tgid != s->tgid)
+		return 0;
+	if (v->reads)
+		s->reads = 1;
+	bpf_map_delete_elem(&urings, k);
+	return 0;
+}
+
+/* Forgets the ring `key` (closed, or replaced) and its reads. */
+static __always_inline void drop_ring(struct uring_key *key)
+{
+	struct uring *r = bpf_map_lookup_elem(&urings, key);
+	if (!r)
+		return;
+	struct sweep s = { .ring = r->id };
+	bool reads = r->reads;
+	bpf_map_delete_elem(&urings, key);
+	if (reads)
+		bpf_for_each_map_elem(&uring_reads, sweep_read_cb, &s, 0);
+}
+
+/* The process's address space is gone (exec, or its end): its rings and
+ * their reads are forgotten. */
+__noinline int uring_forget(__u32 tgid)
+{
+	if (!bpf_map_lookup_elem(&uring_procs, &tgid))
+		return 0;
+	struct sweep s = { .tgid = tgid };
+	bpf_for_each_map_elem(&urings, sweep_ring_cb, &s, 0);
+	if (s.reads)
+		bpf_for_each_map_elem(&uring_reads, sweep_read_cb, &s, 0);
+	bpf_map_delete_elem(&uring_procs, &tgid);
+	return 0;
+}
+
+/* A child made by fork has its parent's descriptors and mappings: it
+ * gets a copy of each of its parent's rings, under a new id, with a copy
+ * of each read remembered (both may see its completion, as both see the
+ * ring). */
+struct inherit {
+	__u32 parent;
+	__u32 child;
+	__u32 reads;
+	__u32 pad;
+};
+
+static long inherit_ring_cb(struct bpf_map *map, struct uring_key *k, struct uring *v,
+			    struct inherit *in)
+{
+	if (k->tgid != in->parent)
+		return 0;
+	struct uring r = *v;
+	r.id = __sync_fetch_and_add(&uring_ids, 1) + 1;
+	struct uring_key ck = { .tgid = in->child, .fd = k->fd };
+	if (bpf_map_update_elem(&urings, &ck, &r, BPF_ANY) || !r.reads)
+		return 0;
+	struct uring_fork_key fk = { .ring = v->id, .child = in->child };
+	if (!bpf_map_update_elem(&uring_forks, &fk, &r.id, BPF_ANY))
+		in->reads = 1;
+	return 0;
+}
+
+static long inherit_read_cb(struct bpf_map *map, struct uring_read_key *k, struct uring_read *v,
+			    struct inherit *in)
+{
+	struct uring_fork_key fk = { .ring = k->ring, .child = in->child };
+	__u64 *id = bpf_map_lookup_elem(&uring_forks, &fk);
+	if (!id)
+		return 0;
+	struct uring_read_key ck = *k;
+	struct uring_read cv = *v;
+	ck.ring = *id;
+	cv.tgid = in->child;
+	if (bpf_map_update_elem(&uring_reads, &ck, &cv, BPF_NOEXIST))
+		count_unkept();
+	return 0;
+}
+
+static long inherited_cb(struct bpf_map *map, struct uring_fork_key *k, __u64 *v,
+			 struct inherit *in)
+{
+	if (k->child == in->child)
+		bpf_map_delete_elem(&uring_forks, k);
+	return 0;
+}
+
+__noinline int uring_inherit(__u32 parent, __u32 child)
+{
+	if (!bpf_map_lookup_elem(&uring_procs, &parent))
+		return 0;
+	__u8 one = 1;
+	bpf_map_update_elem(&uring_procs, &child, &one, BPF_ANY);
+	struct inherit in = { .parent = parent, .child = child };
+	bpf_for_each_map_elem(&urings, inherit_ring_cb, &in, 0);
+	if (in.reads) {
+		bpf_for_each_map_elem(&uring_reads, inherit_read_cb, &in, 0);
+		bpf_for_each_map_elem(&uring_forks, inherited_cb, &in, 0);
+	}
+	return 0;
+}
+
+/* After a successful call the ring follower watches: io_uring_setup adds
+ * a ring (its layout read from the params it filled), mmap of a ring's
+ * descriptor locates a part of it, close forgets it. */
+__noinline int follow_uring(struct pass *p)
+{
+	if (!p)
+		return 0;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 flags = p->spec.flags;
+	if (flags & SPEC_URING_SETUP) {
+		/* struct io_uring_params, in u32s: sq_entries, cq_entries, flags
+		 * at 0-2, features at 5, sq_off.head/tail at 10-11, .array at
+		 * 16, cq_off.head/tail at 20-21, .cqes at 25. */
+		__u32 prm[URING_PARAMS_LEN / 4];
+		if (bpf_probe_read_user(prm, sizeof(prm), (void *)p->args[1]))
+			return 0;
+		struct uring r = {
+			.id = __sync_fetch_and_add(&uring_ids, 1) + 1,
+			.sq_entries = prm[0],
+			.cq_entries = prm[1],
+			.flags = prm[2],
+			.features = prm[5],
+			.sq_head = prm[10],
+			.sq_tail = prm[11],
+			.sq_array = prm[16],
+			.cq_head = prm[20],
+			.cq_tail = prm[21],
+			.cqes = prm[25],
+		};
+		struct uring_key key = { .tgid = tgid, .fd = p->ret };
+		drop_ring(&key);
+		bpf_map_update_elem(&urings, &key, &r, BPF_ANY);
+		__u8 one = 1;
+		bpf_map_update_elem(&uring_procs, &tgid, &one, BPF_ANY);
+	} else if (flags & SPEC_MAPS) {
+		struct uring_key key = { .tgid = tgid, .fd = p->args[4] };
+		struct uring *r = bpf_map_lookup_elem(&urings, &key);
+		if (!r)
+			return 0;
+		__u64 at = p->ret;
+		switch (p->args[5]) {
+		case URING_OFF_SQ_RING:
+			r->sq_ring = at;
+			r->mapped |= MAPPED_SQ_RING;
+			/* One mapping holds both rings. */
+			if ((r->features & URING_FEAT_SINGLE_MMAP) && !(r->mapped & MAPPED_CQ_RING)) {
+				r->cq_ring = at;
+				r->mapped |= MAPPED_CQ_RING;
+			}
+			break;
+		case URING_OFF_CQ_RING:
+			r->cq_ring = at;
+			r->mapped |= MAPPED_CQ_RING;
+			break;
+		case URING_OFF_SQES:
+			r->sqes = at;
+			r->mapped |= MAPPED_SQES;
+			break;
+		}
+	} else if (flags & SPEC_CLOSES) {
+		struct uring_key key = { .tgid = tgid, .fd = p->args[0] };
+		drop_ring(&key);
+	}
+	return 0;
+}
+
 /* Whether capture_param has anything to read for parameter i in this
  * pass: most parameters of most calls have not, and asking here saves a
  * function call per parameter on every call. */
 static __always_inline bool wanted(struct pass *p, __u32 i)
 {
 	struct param_spec *ps = &p->spec.p[i];
+	/* Completions are looked for whatever the call returned, as long as
+	 * it did (min_complete may be 0: the kernel posts completions all the
+	 * same). */
+	if (ps->kind == K_URING_COMPLETE)
+		return p->exit;
 	if (ps->kind == K_NONE || !p->args[i])
 		return false;
 	if (p->exit)
@@ -870,9 +1579,15 @@ static __always_inline bool wanted(struct pass *p, __u32 i)
 static __always_inline __u32 capture_pass(struct pass *p)
 {
 	__u32 failed = 0;
-	for (__u32 i = 0; i < 6; i++)
-		if (wanted(p, i) && capture_param(p, i))
+	for (__u32 i = 0; i < 6; i++) {
+		if (!wanted(p, i))
+			continue;
+		__u8 kind = p->spec.p[i].kind;
+		if (kind == K_URING_SUBMIT || kind == K_URING_COMPLETE)
+			emit_uring(p, i);
+		else if (capture_param(p, i))
 			failed |= 1 << i;
+	}
 	return failed;
 }
 
@@ -970,9 +1685,12 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 	struct pass p = { .seq = f->seq, .tid = f->tid, .exit = 1, .ok = ok, .ret = ret };
 	for (int i = 0; i < 6; i++)
 		p.args[i] = f->args[i];
-	if ((ok || f->retry) && f->nr < NR_MAX && load_spec(&p, f->nr)) {
-		if (ok)
-			capture_pass(&p);
+	if (f->nr < NR_MAX && load_spec(&p, f->nr)) {
+		/* Outputs only after success (io_uring completions whatever the
+		 * return), and what the io_uring follower watches. */
+		capture_pass(&p);
+		if (ok && (p.spec.flags & (SPEC_URING_SETUP | SPEC_MAPS | SPEC_CLOSES)))
+			follow_uring(&p);
 		/* An input in a page the program never touched (a constant in a
 		 * library's read-only data, say) cannot be read at entry without
 		 * faulting; the call itself faulted it in, and the kernel does not
@@ -1009,6 +1727,9 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	struct inflight *f = bpf_task_storage_get(&calls, child, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (f)
 		f->forked = 1;
+	/* fork (not a thread, not vfork): the child has the parent's rings. */
+	if (tgid != parent->tgid && child->mm != parent->mm)
+		uring_inherit(parent->tgid, tgid);
 	struct rec_fork *r = reserve_record(sizeof(*r));
 	if (!r)
 		return 0;
@@ -1034,6 +1755,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 {
 	if (!is_traced(p->tgid))
 		return 0;
+	uring_forget(p->tgid);
 	struct rec_exec *r = reserve_record(sizeof(*r));
 	if (!r)
 		return 0;
@@ -1051,7 +1773,7 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_task_exit, struct task_struct *p)
 {
 	__u32 tgid = p->tgid;
-	if (!is_traced(tgid))
+	if ((p->flags & PF_IO_WORKER_FLAG) || !is_traced(tgid))
 		return 0;
 	struct inflight *f = bpf_task_storage_get(&calls, p, 0, 0);
 	if (f && f->active) {
@@ -1091,6 +1813,7 @@ int BPF_PROG(on_task_free, struct task_struct *p)
 	bpf_map_delete_elem(&traced, &tgid);
 	bpf_map_delete_elem(&stopped, &tgid);
 	bpf_map_delete_elem(&continued, &tgid);
+	uring_forget(tgid);
 	return 0;
 }
 
@@ -1099,7 +1822,7 @@ int BPF_PROG(on_signal, int sig, struct kernel_siginfo *info, struct k_sigaction
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32;
-	if (!is_traced(tgid))
+	if ((bpf_get_current_task_btf()->flags & PF_IO_WORKER_FLAG) || !is_traced(tgid))
 		return 0;
 	int code = info ? BPF_CORE_READ(info, si_code) : 0;
 	/* Our own back-pressure stop is not the program's signal. */

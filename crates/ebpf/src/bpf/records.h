@@ -47,6 +47,9 @@ struct rec_call {
 #define CAP_RETRY 16     /* continues a capture after a failed chunk    */
 #define CAP_RUN 32       /* mapped range: a run of readable pages from
                           * page `elem`; its length is what arrives     */
+#define CAP_WHOLE 64     /* read whatever the data policy (io_uring's
+                          * SQEs and CQEs): short of `present` means
+                          * truncated, never skipped                    */
 
 /* One chunk of one capture: `size` bytes that were at `offset` of the
  * capture follow this header. A capture is the chunks with the same
@@ -128,6 +131,8 @@ enum spec_kind {
 	K_MAPPED = 8,
 	K_IOCBS = 9,     /* Linux AIO requests (io_submit)      */
 	K_IOEVENTS = 10, /* Linux AIO completions (io_getevents) */
+	K_URING_SUBMIT = 11,   /* io_uring requests, from the ring (io_uring_enter entry) */
+	K_URING_COMPLETE = 12, /* io_uring completions, from the ring (io_uring_enter exit) */
 };
 #define DIR_IN 1
 #define DIR_OUT 2
@@ -148,6 +153,13 @@ struct param_spec {
  * (exit_group, execve), so the stores still in shared file mappings are
  * captured at its entry, as mapped_at_exit pseudo-calls. */
 #define SPEC_ENDS_SPACE 2
+/* call_spec.flags: what the io_uring follower watches at a successful
+ * exit: the call sets up a ring whose descriptor it returns and whose
+ * layout its second argument receives (io_uring_setup), maps part of the
+ * ring of its fifth argument (mmap), closes its first argument (close). */
+#define SPEC_URING_SETUP 4
+#define SPEC_MAPS 8
+#define SPEC_CLOSES 16
 
 struct call_spec {
 	struct param_spec p[6];
@@ -162,6 +174,8 @@ struct counters {
 	__u64 before_attach;   /* exits of calls entered before tracing began */
 	__u64 untracked;       /* processes forked while `traced` was full    */
 	__u64 maps_unlisted;   /* exits whose mappings could not be listed   */
+	__u64 uring_unkept;    /* io_uring reads the table had no room for:
+	                        * their data captures are missing            */
 };
 
 #endif
