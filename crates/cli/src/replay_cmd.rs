@@ -240,6 +240,12 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
             list.join(", ")
         );
     }
+    if report.uring_unverified > 0 {
+        eprintln!(
+            "reanimator: {} io_uring completions were recorded before replay submitted their requests, and were not verified (docs/REPLAY.md)",
+            report.uring_unverified
+        );
+    }
     let counts = report.tally.calls.iter();
     if let Some(warning) = crate::unseen_io_warning(
         counts.map(|(name, s)| (*name, s.executed + s.simulated + s.skipped)),

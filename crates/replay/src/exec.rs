@@ -907,9 +907,15 @@ impl Thread<'_> {
             // non-blocking pipe what fits; go on until the recorded amount
             // moved, as it had in the recording.
             let base = a[1];
-            // Each part waits for data (or room) first: a blocking read
-            // of data the replay's writer never sends would hang.
-            while got < expected && self.wait_ready(fd, read).is_ok() {
+            while got < expected {
+                // The rest of a read is waited for as any pipe call waits,
+                // not in the kernel: a blocking read would stand there for
+                // good if the rest never came.
+                if read {
+                    if let Err(m) = self.wait_ready(fd, true) {
+                        return Outcome::Executed(Some(m));
+                    }
+                }
                 let mut b = a;
                 b[1] = base + got as u64;
                 b[2] = (expected - got) as u64;

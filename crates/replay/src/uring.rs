@@ -20,6 +20,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -32,23 +33,36 @@ use crate::exec::{Mem, Verify};
 use crate::state::lock;
 use crate::verify::{self, Mismatch};
 
-/// How long a recorded completion waits for its request to be submitted
-/// by another replay thread, or to complete.
+/// How long a recorded completion waits for its request to complete.
 const WAIT: Duration = Duration::from_secs(10);
-/// [`WAIT`] once one such wait on the ring gave up (see `aio::WAIT_AGAIN`).
-const WAIT_AGAIN: Duration = Duration::from_millis(500);
+/// How long a recorded completion waits for its request to be submitted
+/// by another replay thread. A call that waits longer may be one the
+/// submitting call waits for in replay's order: recorders take a call's
+/// exit time and read the ring a moment apart, and a completion posted
+/// in between belongs to a request whose call seems to start after this
+/// one ended. The completion is then left unverified, not waited for.
+const AHEAD: Duration = Duration::from_secs(1);
+/// [`AHEAD`] once one such wait on the ring gave up.
+const AHEAD_AGAIN: Duration = Duration::from_millis(100);
 
 /// The replay's rings and what they did not issue.
 #[derive(Default)]
 pub(crate) struct Registry {
     rings: Mutex<Vec<Weak<Ring>>>,
     not_issued: Arc<Mutex<BTreeMap<&'static str, u64>>>,
+    unverified: Arc<AtomicU64>,
 }
 
 impl Registry {
     /// Requests not issued, by opcode name.
     pub(crate) fn not_issued(&self) -> BTreeMap<&'static str, u64> {
         lock(&self.not_issued).clone()
+    }
+
+    /// Recorded completions whose requests were submitted in replay only
+    /// after them (see [`AHEAD`]): not verified.
+    pub(crate) fn unverified(&self) -> u64 {
+        self.unverified.load(Ordering::Relaxed)
     }
 
     /// Waits for the requests still in flight in every ring (those whose
@@ -66,6 +80,7 @@ impl Registry {
 pub(crate) struct Ring {
     state: Mutex<State>,
     not_issued: Arc<Mutex<BTreeMap<&'static str, u64>>>,
+    unverified: Arc<AtomicU64>,
     /// Signalled when requests are submitted, for a completion waiting
     /// for a request of another thread.
     submitted: Condvar,
@@ -82,6 +97,10 @@ struct State {
     /// result stands.
     done: HashMap<u64, VecDeque<(Request, Option<i32>)>>,
     next_token: u64,
+    /// Traced `user_data` of completions recorded before replay submitted
+    /// their requests, with how many: those requests' completions are
+    /// dropped, not matched with later ones.
+    unmatched: HashMap<u64, usize>,
     gave_up: bool,
 }
 
@@ -119,9 +138,11 @@ pub(crate) fn setup(entries: u32, registry: &Registry) -> Result<Arc<Ring>, i64>
             pending: HashMap::new(),
             done: HashMap::new(),
             next_token: 0,
+            unmatched: HashMap::new(),
             gave_up: false,
         }),
         not_issued: registry.not_issued.clone(),
+        unverified: registry.unverified.clone(),
         submitted: Condvar::new(),
     });
     let mut rings = lock(&registry.rings);
@@ -276,8 +297,12 @@ impl Ring {
         };
         let mut first = None;
         for (k, want) in Cqe::all(data).enumerate() {
-            let (req, res) = match self.wait_for(want.user_data) {
-                Ok(done) => done,
+            let (req, res) = match self.wait_for(want.user_data, want.res) {
+                Ok(Some(done)) => done,
+                Ok(None) => {
+                    self.unverified.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
                 Err(m) => {
                     first.get_or_insert(m);
                     continue;
@@ -310,47 +335,62 @@ impl Ring {
         first
     }
 
-    /// The oldest request with traced `user_data`, once it completed.
-    fn wait_for(&self, user_data: u64) -> Result<(Request, Option<i32>), Mismatch> {
+    /// A request with traced `user_data`, once it completed: the oldest
+    /// whose result is `res` (programs may have several in flight with one
+    /// `user_data`, which complete in any order), or when none comes, the
+    /// oldest there is; `None` when none was submitted within [`AHEAD`].
+    fn wait_for(
+        &self,
+        user_data: u64,
+        res: i32,
+    ) -> Result<Option<(Request, Option<i32>)>, Mismatch> {
         let start = Instant::now();
         let mut st = lock(&self.state);
         loop {
-            if let Some(done) = st.done.get_mut(&user_data).and_then(VecDeque::pop_front) {
-                return Ok(done);
+            if let Some(done) = st.done.get_mut(&user_data) {
+                if let Some(i) = done.iter().position(|d| d.1.is_none_or(|r| r == res)) {
+                    let taken = done.remove(i);
+                    if done.is_empty() {
+                        st.done.remove(&user_data);
+                    }
+                    return Ok(taken);
+                }
             }
-            let submitted = st.pending.get(&user_data).is_some_and(|&n| n > 0);
-            let limit = if submitted || !st.gave_up {
-                WAIT
-            } else {
-                WAIT_AGAIN
-            };
-            let left = limit.saturating_sub(start.elapsed());
-            if left.is_zero() {
-                st.gave_up |= !submitted;
-                let what = if submitted {
-                    "did not complete"
-                } else {
-                    "was not submitted"
-                };
-                return Err(format!(
-                    "request {user_data:#x} {what} in replay within {:.1} s",
-                    limit.as_secs_f64()
-                ));
-            }
-            if !submitted {
-                // Another thread has yet to submit it.
-                st = self
-                    .submitted
-                    .wait_timeout(st, left)
-                    .unwrap_or_else(|p| p.into_inner())
-                    .0;
+            if st.pending.get(&user_data).is_some_and(|&n| n > 0) {
+                // In flight: it completes by itself, so waiting under the
+                // lock holds up no one it needs.
+                let left = WAIT.saturating_sub(start.elapsed());
+                if left.is_zero() {
+                    return Err(format!(
+                        "request {user_data:#x} did not complete in replay within {:.1} s",
+                        WAIT.as_secs_f64()
+                    ));
+                }
+                if let Err(e) = st.reap_some(left) {
+                    return Err(format!("waiting for request {user_data:#x}: {e}"));
+                }
                 continue;
             }
-            // In flight: it completes by itself, so waiting under the lock
-            // holds up no one it needs.
-            if let Err(e) = st.reap_some(left) {
-                return Err(format!("waiting for request {user_data:#x}: {e}"));
+            // Another thread may have yet to submit it.
+            let limit = if st.gave_up { AHEAD_AGAIN } else { AHEAD };
+            let left = limit.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                st.gave_up = true;
+                if let Some(done) = st.done.get_mut(&user_data) {
+                    let other = done.pop_front();
+                    if done.is_empty() {
+                        st.done.remove(&user_data);
+                    }
+                    return Ok(other);
+                }
+                *st.unmatched.entry(user_data).or_default() += 1;
+                return Ok(None);
             }
+            st = self
+                .submitted
+                .wait_timeout(st, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
     }
 }
@@ -389,6 +429,11 @@ impl State {
             };
             if let Some(n) = self.pending.get_mut(&req.user_data) {
                 *n = n.saturating_sub(1);
+            }
+            if let Some(n) = self.unmatched.get_mut(&req.user_data).filter(|n| **n > 0) {
+                // Its recorded completion has been passed over already.
+                *n -= 1;
+                continue;
             }
             self.done
                 .entry(req.user_data)
