@@ -16,7 +16,8 @@ pgbench -c 4 -j 2 -t 300, stop (not in the default set); (f) fio's libaio
 engine, direct I/O, queue depth 16, two jobs of 4 KiB random reads and
 writes, each over its own 64 MiB file it lays out first, never two
 overlapping requests in flight (replay cannot order such a race; not in
-the default set).
+the default set); (g) the same through fio's io_uring engine (not in the
+default set).
 
 Usage: bench/record.py [--rounds N] [--only a,b] [--dbnum N] [--json FILE]
 Run through bench/record.sh, which installs what it needs and builds.
@@ -99,6 +100,10 @@ def workloads(work, dbnum):
               ["fio", "--name=aio", "--ioengine=libaio", "--direct=1", "--iodepth=16", "--rw=randrw", "--bs=4k",
                "--size=64m", "--numjobs=2", "--serialize_overlap=1", f"--directory={work}", "--output=/dev/null"],
               [f"{work}/aio.0.0", f"{work}/aio.1.0"], None),
+        "g": ("fio io_uring direct, iodepth 16, 2 jobs randrw 4k, 64 MiB",
+              ["fio", "--name=uring", "--ioengine=io_uring", "--direct=1", "--iodepth=16", "--rw=randrw", "--bs=4k",
+               "--size=64m", "--numjobs=2", "--serialize_overlap=1", f"--directory={work}", "--output=/dev/null"],
+              [f"{work}/uring.0.0", f"{work}/uring.1.0"], None),
     }
 
 
