@@ -284,8 +284,23 @@ fn take_request_data(
     } else {
         vec![(cb.buf, cb.nbytes)]
     };
+    take_parts(view, (arg, i), &parts, moved, policy, out, counts);
+}
+
+/// Request `i`'s data elements (`(base, len)` each, the layout of
+/// [`aio`], which io_uring shares), `moved` bytes of them present,
+/// spread over the elements in order.
+pub(crate) fn take_parts(
+    view: &CallView<'_>,
+    (arg, i): (u8, u64),
+    parts: &[(u64, u64)],
+    moved: u64,
+    policy: DataPolicy,
+    out: &mut Captures,
+    counts: &mut CaptureCounts,
+) {
     let mut left = moved;
-    for (j, (base, len)) in parts.into_iter().enumerate() {
+    for (j, &(base, len)) in parts.iter().enumerate() {
         let present = len.min(left);
         left -= present;
         let what = Bytes {

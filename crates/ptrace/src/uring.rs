@@ -9,7 +9,7 @@ use reanimator_catalogue::{Effect, Kind, Syscall};
 use reanimator_record::{read_mem, CaptureCounts, Captures, DataPolicy};
 use reanimator_trace::{CaptureHead, CaptureStatus, Role};
 
-use crate::capture::{iovec_array, take_bytes, Bytes, CallView};
+use crate::capture::{iovec_array, take_parts, CallView};
 
 /// Rings per thread group, by descriptor.
 #[derive(Default)]
@@ -241,7 +241,7 @@ fn take_requests(
         }
         // A write's bytes; a vectored read's element lengths, no bytes.
         let moved = if sqe.writes() { u64::MAX } else { 0 };
-        take_parts(view, arg, i as u64, &parts, moved, policy, out, counts);
+        take_parts(view, (arg, i as u64), &parts, moved, policy, out, counts);
     }
 }
 
@@ -314,8 +314,7 @@ fn take_completions(
         if cqe.res > 0 && unconsumed {
             take_parts(
                 view,
-                arg,
-                k as u64,
+                (arg, k as u64),
                 &parts,
                 cqe.res as u64,
                 policy,
@@ -323,37 +322,5 @@ fn take_completions(
                 counts,
             );
         }
-    }
-}
-
-/// Request or completion `i`'s data elements, `moved` bytes of them
-/// present (spread in order over the elements).
-#[allow(clippy::too_many_arguments)]
-fn take_parts(
-    view: &CallView<'_>,
-    arg: u8,
-    i: u64,
-    parts: &[(u64, u64)],
-    moved: u64,
-    policy: DataPolicy,
-    out: &mut Captures,
-    counts: &mut CaptureCounts,
-) {
-    let mut left = moved;
-    for (j, &(base, len)) in parts.iter().enumerate() {
-        let present = len.min(left);
-        left -= present;
-        let what = Bytes {
-            head: CaptureHead {
-                arg,
-                role: view.role,
-                elem: uring::elem(i, 1 + j as u64),
-                status: CaptureStatus::Complete,
-                len,
-            },
-            addr: base,
-            present,
-        };
-        take_bytes(view.pid, what, policy, read_mem, out, counts);
     }
 }

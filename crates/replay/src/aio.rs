@@ -15,10 +15,10 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use reanimator_catalogue::aio::{self, Iocb};
-use reanimator_trace::{CaptureStatus, Role, SyscallEvent};
+use reanimator_trace::{Role, SyscallEvent};
 
 use crate::exec::{Mem, Verify};
-use crate::state::lock;
+use crate::state::{lock, FdLookup};
 use crate::verify::{self, Mismatch};
 
 /// How long a recorded completion waits for its request to be submitted
@@ -105,10 +105,6 @@ pub(crate) fn destroy(contexts: &Contexts, traced: u64) -> i64 {
         None => -i64::from(libc::EINVAL),
     }
 }
-
-/// How to find a traced descriptor's real one (`None`: simulated or not
-/// open, so the request is not issued).
-pub(crate) type FdLookup<'a> = &'a dyn Fn(i32) -> Option<Arc<OwnedFd>>;
 
 /// Submits the requests `io_submit` event `ev` submitted in the
 /// recording (its argument `arg` is the [`Kind::IoCbs`] array). Returns
@@ -283,18 +279,9 @@ pub(crate) fn reap(
         if verify != Verify::Full {
             continue;
         }
-        for (j, buf) in req.bufs.iter().enumerate() {
-            let Some(c) = capture(aio::elem(i as u64, 1 + j as u64)) else {
-                continue;
-            };
-            let (CaptureStatus::Complete, Some(d)) = (c.status, c.data.as_deref()) else {
-                continue;
-            };
-            let have = &buf[..d.len().min(buf.len())];
-            if let Some(m) = verify::bytes("data", d, have) {
-                first = Some(format!("request {:#x}: {m}", want.obj));
-                break;
-            }
+        let data = |j: u64| capture(aio::elem(i as u64, 1 + j));
+        if let Some(m) = verify::request_data(req.bufs.iter().map(|b| &b[..]), data) {
+            first = Some(format!("request {:#x}: {m}", want.obj));
         }
     }
     first

@@ -586,13 +586,7 @@ impl Thread<'_> {
             match p.kind {
                 Kind::IoCbs { .. } if expected > 0 => {
                     let proc = &self.proc;
-                    let real_fd = |fd: i32| match proc.entry(ev, fd) {
-                        Some(FdEntry {
-                            target: Target::Real(fd),
-                            ..
-                        }) => Some(fd),
-                        _ => None,
-                    };
+                    let real_fd = |fd: i32| proc.real(ev, fd);
                     return Outcome::Executed(aio::submit(&proc.aio, ev, i as u8, &real_fd));
                 }
                 Kind::IoEvents if expected > 0 => {
@@ -606,13 +600,7 @@ impl Thread<'_> {
                         ..
                     }) if row.effect == Effect::None => {
                         let proc = &self.proc;
-                        let real_fd = |fd: i32| match proc.entry(ev, fd) {
-                            Some(FdEntry {
-                                target: Target::Real(fd),
-                                ..
-                            }) => Some(fd),
-                            _ => None,
-                        };
+                        let real_fd = |fd: i32| proc.real(ev, fd);
                         return Outcome::Executed(ring.enter(ev, row, &real_fd, self.verify));
                     }
                     Some(FdEntry {

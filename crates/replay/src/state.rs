@@ -99,6 +99,10 @@ impl FdEntry {
     }
 }
 
+/// How to find a traced descriptor's real one ([`Proc::real`]): requests
+/// of asynchronous I/O name descriptors inside their own structures.
+pub(crate) type FdLookup<'a> = &'a dyn Fn(i32) -> Option<Arc<OwnedFd>>;
+
 /// A descriptor table, shared by threads and by `CLONE_FILES` children.
 pub(crate) type FdTable = Arc<Mutex<HashMap<i32, FdEntry>>>;
 
@@ -365,6 +369,15 @@ impl Proc {
     /// The entry for traced descriptor `fd` as the call `ev` saw it.
     pub fn entry(&self, ev: &SyscallEvent, fd: i32) -> Option<FdEntry> {
         crate::exec::live(&mut lock(&self.fds), fd, ev).cloned()
+    }
+
+    /// The real descriptor traced `fd` stands for at `ev`, `None` when it
+    /// is simulated or not open.
+    pub fn real(&self, ev: &SyscallEvent, fd: i32) -> Option<Arc<OwnedFd>> {
+        match self.entry(ev, fd)?.target {
+            Target::Real(fd) => Some(fd),
+            _ => None,
+        }
     }
 }
 

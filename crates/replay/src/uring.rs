@@ -30,7 +30,7 @@ use reanimator_catalogue::{Kind, Ret, Syscall};
 use reanimator_trace::{CaptureStatus, Role, SyscallEvent};
 
 use crate::exec::{Mem, Verify};
-use crate::state::lock;
+use crate::state::{lock, FdLookup};
 use crate::verify::{self, Mismatch};
 
 /// How long a recorded completion waits for its request to complete.
@@ -150,10 +150,6 @@ pub(crate) fn setup(entries: u32, registry: &Registry) -> Result<Arc<Ring>, i64>
     rings.push(Arc::downgrade(&ring));
     Ok(ring)
 }
-
-/// How to find a traced descriptor's real one (`None`: simulated or not
-/// open, so the request is not issued).
-pub(crate) type FdLookup<'a> = &'a dyn Fn(i32) -> Option<Arc<OwnedFd>>;
 
 impl Ring {
     /// Replays `io_uring_enter` event `ev` (catalogue row `row`) on this
@@ -318,18 +314,9 @@ impl Ring {
             if verify != Verify::Full {
                 continue;
             }
-            for (j, buf) in req.bufs.iter().enumerate() {
-                let Some(c) = capture(layout::elem(k as u64, 1 + j as u64)) else {
-                    continue;
-                };
-                let (CaptureStatus::Complete, Some(d)) = (c.status, c.data.as_deref()) else {
-                    continue;
-                };
-                let have = &buf[..d.len().min(buf.len())];
-                if let Some(m) = verify::bytes("data", d, have) {
-                    first = Some(format!("request {:#x}: {m}", want.user_data));
-                    break;
-                }
+            let data = |j: u64| capture(layout::elem(k as u64, 1 + j));
+            if let Some(m) = verify::request_data(req.bufs.iter().map(|b| &b[..]), data) {
+                first = Some(format!("request {:#x}: {m}", want.user_data));
             }
         }
         first

@@ -43,6 +43,28 @@ fn errno_name(e: i32) -> &'static str {
     reanimator_text::errno_name(e as u32).unwrap_or("E?")
 }
 
+/// Compares what an asynchronous read request brought into its buffers
+/// with the data its recorded completion captured, element `j` found by
+/// `captured(j)` (Linux AIO and io_uring share the layout).
+pub(crate) fn request_data<'a>(
+    bufs: impl Iterator<Item = &'a [u8]>,
+    captured: impl Fn(u64) -> Option<&'a reanimator_trace::Capture>,
+) -> Option<Mismatch> {
+    for (j, buf) in bufs.enumerate() {
+        let Some(c) = captured(j as u64) else {
+            continue;
+        };
+        let (reanimator_trace::CaptureStatus::Complete, Some(d)) = (c.status, c.data.as_deref())
+        else {
+            continue;
+        };
+        if let Some(m) = bytes("data", d, &buf[..d.len().min(buf.len())]) {
+            return Some(m);
+        }
+    }
+    None
+}
+
 /// Compares bytes; the first difference is reported.
 pub(crate) fn bytes(what: &str, expected: &[u8], got: &[u8]) -> Option<Mismatch> {
     if expected == got {

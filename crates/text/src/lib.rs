@@ -413,17 +413,7 @@ impl Renderer {
                 .iter()
                 .find(|c| c.arg == idx && c.role == role && c.elem == elem)
         };
-        let data = |i: u64| -> String {
-            let parts: Vec<String> = (1..)
-                .map_while(|j| find(uring::elem(i, j)))
-                .map(|c| self.capture_text(c))
-                .collect();
-            match parts.len() {
-                0 => String::new(),
-                1 => format!(", buf={}", parts[0]),
-                _ => format!(", iov=[{}]", parts.join(", ")),
-            }
-        };
+        let data = |i: u64| self.request_data_text(&find, i);
         let Some(array) = find(0) else {
             return raw.to_string();
         };
@@ -470,6 +460,21 @@ impl Renderer {
         format!("{raw} [{}{cut}]", items.join(", "))
     }
 
+    /// The data elements of asynchronous request or completion `i` (the
+    /// layout Linux AIO and io_uring share), as `, buf=...` or
+    /// `, iov=[...]`, or nothing.
+    fn request_data_text<'c>(&self, find: &impl Fn(u32) -> Option<&'c Capture>, i: u64) -> String {
+        let parts: Vec<String> = (1..)
+            .map_while(|j| find(aio::elem(i, j)))
+            .map(|c| self.capture_text(c))
+            .collect();
+        match parts.len() {
+            0 => String::new(),
+            1 => format!(", buf={}", parts[0]),
+            _ => format!(", iov=[{}]", parts.join(", ")),
+        }
+    }
+
     /// Linux AIO requests (`role` entry: each `iocb`) or completions (exit:
     /// each `io_event`), with the data each carried (layout in
     /// [`catalogue::aio`]).
@@ -479,17 +484,7 @@ impl Renderer {
                 .iter()
                 .find(|c| c.arg == idx && c.role == role && c.elem == elem)
         };
-        let data = |i: u64| -> String {
-            let parts: Vec<String> = (1..)
-                .map_while(|j| find(aio::elem(i, j)))
-                .map(|c| self.capture_text(c))
-                .collect();
-            match parts.len() {
-                0 => String::new(),
-                1 => format!(", buf={}", parts[0]),
-                _ => format!(", iov=[{}]", parts.join(", ")),
-            }
-        };
+        let data = |i: u64| self.request_data_text(&find, i);
         let Some(array) = find(0) else {
             return hex_or_null(raw);
         };
