@@ -142,11 +142,7 @@ pub fn transfers(e: &SyscallEvent, mut f: impl FnMut(Io, u64)) {
         return;
     };
     let n = x.ret as u64;
-    let capture = |role, elem| {
-        e.captures
-            .iter()
-            .find(|c| c.arg == arg && c.role == role && c.elem == elem)
-    };
+    let capture = |role, elem| e.capture_elem(arg, role, elem);
     match io {
         Io::Write => {
             for i in 0..n {
@@ -206,11 +202,7 @@ pub fn transfers(e: &SyscallEvent, mut f: impl FnMut(Io, u64)) {
 /// bytes they brought in; a read whose completion the program took from
 /// the ring before any call saw it has no data captured and is missed).
 fn uring_transfers(e: &SyscallEvent, submit: u8, complete: u8, mut f: impl FnMut(Io, u64)) {
-    let capture = |arg, role, elem| {
-        e.captures
-            .iter()
-            .find(|c| c.arg == arg && c.role == role && c.elem == elem)
-    };
+    let capture = |arg, role, elem| e.capture_elem(arg, role, elem);
     if let Some(sqes) = capture(submit, Role::Entry, 0).and_then(|c| c.data.as_deref()) {
         for (i, s) in uring::Sqe::all(sqes)
             .enumerate()

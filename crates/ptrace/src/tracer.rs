@@ -167,6 +167,24 @@ struct Common<'s, 'q> {
 }
 
 impl<'s, 'q> Shared<'s, 'q> {
+    /// Every capture `row` calls for in this pass of process `tgid`'s
+    /// call: the memory its arguments name, and the io_uring ring its
+    /// descriptor names (whose layout only the shared state knows).
+    fn capture(
+        &self,
+        tgid: u32,
+        row: &catalogue::Syscall,
+        view: &CallView<'_>,
+        out: &mut Captures,
+        counts: &mut CaptureCounts,
+    ) {
+        capture(row, view, self.policy, out, counts);
+        if uring::reads_rings(row) {
+            let rings = &mut self.lock().rings;
+            uring::capture(rings, tgid, row, view, self.policy, out, counts);
+        }
+    }
+
     fn seq(&self) -> u64 {
         self.next_seq.fetch_add(1, Ordering::Relaxed)
     }
@@ -813,7 +831,6 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
         let Ok(info) = sys::syscall_info(pid) else {
             return Ok(());
         };
-        let policy = self.shared.policy;
         // An exit stop does not carry the call's number: its entry did.
         let nr = match info.op {
             OP_ENTRY => Some(info.nr()),
@@ -869,19 +886,13 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                         role: Role::Entry,
                         shared: &shared,
                     };
-                    capture(row, &view, policy, &mut task.captures, &mut self.counts);
-                    if uring::reads_rings(row) {
-                        let rings = &mut self.shared.lock().rings;
-                        uring::capture(
-                            rings,
-                            head.tgid,
-                            row,
-                            &view,
-                            policy,
-                            &mut task.captures,
-                            &mut self.counts,
-                        );
-                    }
+                    self.shared.capture(
+                        head.tgid,
+                        row,
+                        &view,
+                        &mut task.captures,
+                        &mut self.counts,
+                    );
                     let caps = &task.captures;
                     touched = touched_paths(pid, row, &head.args, |arg| caps.entry_bytes(arg));
                 }
@@ -918,19 +929,13 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                         role: Role::Exit,
                         shared: &[],
                     };
-                    capture(row, &view, policy, &mut task.captures, &mut self.counts);
-                    if uring::reads_rings(row) {
-                        let rings = &mut self.shared.lock().rings;
-                        uring::capture(
-                            rings,
-                            head.tgid,
-                            row,
-                            &view,
-                            policy,
-                            &mut task.captures,
-                            &mut self.counts,
-                        );
-                    }
+                    self.shared.capture(
+                        head.tgid,
+                        row,
+                        &view,
+                        &mut task.captures,
+                        &mut self.counts,
+                    );
                 }
                 {
                     let mut c = self.shared.lock();

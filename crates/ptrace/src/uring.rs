@@ -126,11 +126,12 @@ pub(crate) fn capture(
     out: &mut Captures,
     counts: &mut CaptureCounts,
 ) {
+    let mut ring = (view.args[3] & uring::ENTER_REGISTERED_RING == 0)
+        .then(|| rings.get(tgid, view.args[0] as i32))
+        .flatten();
     for (i, p) in row.params().iter().enumerate() {
         let arg = i as u8;
-        let ring = (view.args[3] & uring::ENTER_REGISTERED_RING == 0)
-            .then(|| rings.get(tgid, view.args[0] as i32))
-            .flatten();
+        let ring = ring.as_deref_mut();
         match p.kind {
             Kind::UringSubmit if view.role == Role::Entry && view.args[i] > 0 => {
                 let n = view.args[i].min(uring::MAX);

@@ -121,11 +121,7 @@ pub(crate) fn submit(
     let Some(ctx) = lock(contexts).get(&ev.args[0]).cloned() else {
         return Some("no AIO context of that id was set up in replay".into());
     };
-    let capture = |elem: u32| {
-        ev.captures
-            .iter()
-            .find(|c| c.arg == arg && c.role == Role::Entry && c.elem == elem)
-    };
+    let capture = |elem: u32| ev.capture_elem(arg, Role::Entry, elem);
     let Some(ptrs) = capture(0).and_then(|c| c.data.as_deref()) else {
         return Some("the requests were not captured".into());
     };
@@ -252,11 +248,7 @@ pub(crate) fn reap(
     let Some(ctx) = lock(contexts).get(&ev.args[0]).cloned() else {
         return Some("no AIO context of that id was set up in replay".into());
     };
-    let capture = |elem: u32| {
-        ev.captures
-            .iter()
-            .find(|c| c.arg == arg && c.role == Role::Exit && c.elem == elem)
-    };
+    let capture = |elem: u32| ev.capture_elem(arg, Role::Exit, elem);
     let Some(events) = capture(0).and_then(|c| c.data.as_deref()) else {
         return Some("the completions were not captured".into());
     };
@@ -269,18 +261,12 @@ pub(crate) fn reap(
                 continue;
             }
         };
-        let Some(res) = res.filter(|_| verify != Verify::None && first.is_none()) else {
-            continue;
-        };
-        if let Some(m) = verify::ret(reanimator_catalogue::Ret::Size, want.res, res) {
-            first = Some(format!("request {:#x}: {m}", want.obj));
-            continue;
-        }
-        if verify != Verify::Full {
+        if first.is_some() {
             continue;
         }
         let data = |j: u64| capture(aio::elem(i as u64, 1 + j));
-        if let Some(m) = verify::request_data(req.bufs.iter().map(|b| &b[..]), data) {
+        let bufs = req.bufs.iter().map(|b| &b[..]);
+        if let Some(m) = verify::completion(verify, (want.res, res), bufs, data) {
             first = Some(format!("request {:#x}: {m}", want.obj));
         }
     }

@@ -820,10 +820,7 @@ impl Thread<'_> {
                         } else {
                             Role::Exit
                         };
-                        let cap = ev
-                            .captures
-                            .iter()
-                            .find(|c| c.arg == i as u8 && c.role == role && c.elem == e as u32);
+                        let cap = ev.capture_elem(i as u8, role, e as u32);
                         let mut len = cap.map_or(0, |c| c.len as usize).min(OUT_MAX as usize);
                         let mut buf = if dir == Dir::In {
                             if let Some(l) = left.as_mut() {
@@ -1054,11 +1051,7 @@ impl Thread<'_> {
         }
         for o in outs {
             for e in 0..o.elems {
-                let Some(cap) = ev
-                    .captures
-                    .iter()
-                    .find(|c| c.arg == o.param as u8 && c.role == Role::Exit && c.elem == e as u32)
-                else {
+                let Some(cap) = ev.capture_elem(o.param as u8, Role::Exit, e as u32) else {
                     continue;
                 };
                 let (CaptureStatus::Complete, Some(want)) = (cap.status, cap.data.as_deref())

@@ -191,14 +191,10 @@ impl Ring {
         expected: i64,
         real_fd: FdLookup<'_>,
     ) -> Option<Mismatch> {
-        let capture = |elem: u32| {
-            ev.captures
-                .iter()
-                .find(|c| c.arg == arg && c.role == Role::Entry && c.elem == elem)
-        };
+        let capture = |elem: u32| ev.capture_elem(arg, Role::Entry, elem);
         let Some(sqes) = capture(0)
+            .filter(|c| c.status == CaptureStatus::Complete)
             .and_then(|c| c.data.as_deref())
-            .filter(|_| capture(0).is_some_and(|c| c.status == CaptureStatus::Complete))
         else {
             return Some("the requests were not captured".into());
         };
@@ -278,11 +274,7 @@ impl Ring {
     /// request completed in replay, and compares its result and read data
     /// as far as `verify` asks.
     fn reap(&self, ev: &SyscallEvent, arg: u8, verify: Verify) -> Option<Mismatch> {
-        let capture = |elem: u32| {
-            ev.captures
-                .iter()
-                .find(|c| c.arg == arg && c.role == Role::Exit && c.elem == elem)
-        };
+        let capture = |elem: u32| ev.capture_elem(arg, Role::Exit, elem);
         let cqes = capture(0)?;
         let Some(data) = cqes
             .data
@@ -304,18 +296,13 @@ impl Ring {
                     continue;
                 }
             };
-            let Some(res) = res.filter(|_| verify != Verify::None && first.is_none()) else {
-                continue;
-            };
-            if let Some(m) = verify::ret(Ret::Size, i64::from(want.res), i64::from(res)) {
-                first = Some(format!("request {:#x}: {m}", want.user_data));
-                continue;
-            }
-            if verify != Verify::Full {
+            if first.is_some() {
                 continue;
             }
             let data = |j: u64| capture(layout::elem(k as u64, 1 + j));
-            if let Some(m) = verify::request_data(req.bufs.iter().map(|b| &b[..]), data) {
+            let bufs = req.bufs.iter().map(|b| &b[..]);
+            let results = (i64::from(want.res), res.map(i64::from));
+            if let Some(m) = verify::completion(verify, results, bufs, data) {
                 first = Some(format!("request {:#x}: {m}", want.user_data));
             }
         }

@@ -12,6 +12,8 @@
 
 use reanimator_catalogue::{Ret, StructType};
 
+use crate::exec::Verify;
+
 /// The result of a replayed call differs from the recorded one.
 pub(crate) type Mismatch = String;
 
@@ -43,13 +45,25 @@ fn errno_name(e: i32) -> &'static str {
     reanimator_text::errno_name(e as u32).unwrap_or("E?")
 }
 
-/// Compares what an asynchronous read request brought into its buffers
-/// with the data its recorded completion captured, element `j` found by
-/// `captured(j)` (Linux AIO and io_uring share the layout).
-pub(crate) fn request_data<'a>(
+/// Checks an asynchronous request's completion in replay against its
+/// recorded one (Linux AIO and io_uring alike), as far as `verify` asks:
+/// the result `got` (`None`: not issued, the recorded result stands)
+/// against `want`, then what a read brought into its buffers against the
+/// data the recorded completion captured, element `j` found by
+/// `captured(j)`.
+pub(crate) fn completion<'a>(
+    verify: Verify,
+    (want, got): (i64, Option<i64>),
     bufs: impl Iterator<Item = &'a [u8]>,
     captured: impl Fn(u64) -> Option<&'a reanimator_trace::Capture>,
 ) -> Option<Mismatch> {
+    let got = got.filter(|_| verify != Verify::None)?;
+    if let Some(m) = ret(Ret::Size, want, got) {
+        return Some(m);
+    }
+    if verify != Verify::Full {
+        return None;
+    }
     for (j, buf) in bufs.enumerate() {
         let Some(c) = captured(j as u64) else {
             continue;

@@ -293,11 +293,7 @@ impl Renderer {
     fn arg_text(&self, e: &SyscallEvent, idx: u8, kind: Kind) -> String {
         let raw = e.args[idx as usize];
         let failed = e.exit.is_none_or(|x| x.is_error);
-        let find = |role: Role, elem: u32| {
-            e.captures
-                .iter()
-                .find(|c| c.arg == idx && c.role == role && c.elem == elem)
-        };
+        let find = |role: Role, elem: u32| e.capture_elem(idx, role, elem);
         let read_role = |dir: Dir| {
             if dir == Dir::In {
                 Role::Entry
@@ -408,11 +404,7 @@ impl Renderer {
         } else {
             Role::Exit
         };
-        let find = |elem: u32| {
-            e.captures
-                .iter()
-                .find(|c| c.arg == idx && c.role == role && c.elem == elem)
-        };
+        let find = |elem: u32| e.capture_elem(idx, role, elem);
         let data = |i: u64| self.request_data_text(&find, i);
         let Some(array) = find(0) else {
             return raw.to_string();
@@ -479,11 +471,7 @@ impl Renderer {
     /// each `io_event`), with the data each carried (layout in
     /// [`catalogue::aio`]).
     fn aio_text(&self, e: &SyscallEvent, idx: u8, role: Role, raw: u64) -> String {
-        let find = |elem: u32| {
-            e.captures
-                .iter()
-                .find(|c| c.arg == idx && c.role == role && c.elem == elem)
-        };
+        let find = |elem: u32| e.capture_elem(idx, role, elem);
         let data = |i: u64| self.request_data_text(&find, i);
         let Some(array) = find(0) else {
             return hex_or_null(raw);

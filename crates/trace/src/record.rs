@@ -136,9 +136,16 @@ impl SyscallEvent {
 
     /// The capture for argument `arg` taken at `role`, element 0.
     pub fn capture(&self, arg: u8, role: Role) -> Option<&Capture> {
+        self.capture_elem(arg, role, 0)
+    }
+
+    /// The capture for argument `arg` taken at `role`, element `elem`
+    /// (an iovec element, a string of an array, an asynchronous request's
+    /// part).
+    pub fn capture_elem(&self, arg: u8, role: Role, elem: u32) -> Option<&Capture> {
         self.captures
             .iter()
-            .find(|c| c.arg == arg && c.role == role && c.elem == 0)
+            .find(|c| c.arg == arg && c.role == role && c.elem == elem)
     }
 }
 
