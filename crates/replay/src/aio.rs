@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use reanimator_catalogue::aio::{self, Iocb};
 use reanimator_trace::{Role, SyscallEvent};
 
-use crate::exec::{Mem, Verify};
+use crate::exec::{Buffers, Verify};
 use crate::state::{lock, FdLookup};
 use crate::verify::{self, Mismatch};
 
@@ -61,14 +61,9 @@ struct Requests {
 /// completes.
 struct Request {
     _iocb: Box<[u64; 8]>,
-    bufs: Vec<Mem>,
-    _iovs: Vec<libc::iovec>,
+    mem: Buffers,
     _fd: Option<Arc<OwnedFd>>,
 }
-
-// SAFETY: the raw pointers in `_iovs` point into `bufs`, which the request
-// owns; the kernel is the only other user, until the request completes.
-unsafe impl Send for Request {}
 
 impl Drop for Context {
     fn drop(&mut self) {
@@ -145,41 +140,21 @@ pub(crate) fn submit(
             .collect();
         let mut req = Request {
             _iocb: Box::new([0; 8]),
-            bufs: Vec::new(),
-            _iovs: Vec::new(),
+            mem: Buffers::new(&[], false),
             _fd: fd,
         };
         if !issue {
             reqs.done.insert(obj, (req, None));
             continue;
         }
-        // Aligned whatever the descriptor: O_DIRECT is the usual mode of
-        // Linux AIO, and an aligned buffer costs nothing otherwise.
         let (buf, nbytes) = if cb.vectored() {
-            for &(data, len) in &parts {
-                let m = match data.filter(|_| cb.writes()) {
-                    Some(d) => Mem::copy_of(d, len, true),
-                    None => Mem::zeroed(len, true),
-                };
-                req.bufs.push(m);
-            }
-            req._iovs = req
-                .bufs
-                .iter_mut()
-                .map(|m| libc::iovec {
-                    iov_base: m.as_mut_ptr().cast(),
-                    iov_len: m.len(),
-                })
-                .collect();
-            (req._iovs.as_ptr() as u64, req._iovs.len() as u64)
+            req.mem = Buffers::new(&parts, cb.writes());
+            let (iov, n) = req.mem.iovecs();
+            (iov as u64, n as u64)
         } else if cb.writes() || cb.reads() {
-            let len = cb.nbytes as usize;
-            let m = match parts.first().and_then(|p| p.0).filter(|_| cb.writes()) {
-                Some(d) => Mem::copy_of(d, len, true),
-                None => Mem::zeroed(len, true),
-            };
-            req.bufs.push(m);
-            (req.bufs[0].as_ptr() as u64, len as u64)
+            let data = parts.first().and_then(|p| p.0);
+            req.mem = Buffers::new(&[(data, cb.nbytes as usize)], cb.writes());
+            (req.mem.first() as u64, cb.nbytes)
         } else {
             (0, 0)
         };
@@ -265,7 +240,7 @@ pub(crate) fn reap(
             continue;
         }
         let data = |j: u64| capture(aio::elem(i as u64, 1 + j));
-        let bufs = req.bufs.iter().map(|b| &b[..]);
+        let bufs = req.mem.bufs.iter().map(|b| &b[..]);
         if let Some(m) = verify::completion(verify, (want.res, res), bufs, data) {
             first = Some(format!("request {:#x}: {m}", want.obj));
         }

@@ -216,6 +216,60 @@ impl std::ops::DerefMut for Mem {
     }
 }
 
+/// The memory an asynchronous request (Linux AIO, io_uring) lends the
+/// kernel until it completes: one buffer per part, holding the recorded
+/// data when the request writes, and for a vectored request the iovec
+/// array naming them. Aligned whatever the descriptor: direct I/O is the
+/// usual mode of both interfaces, and alignment costs nothing otherwise.
+pub(crate) struct Buffers {
+    /// The buffers, in order.
+    pub bufs: Vec<Mem>,
+    iovs: Vec<libc::iovec>,
+}
+
+// SAFETY: the raw pointers in `iovs` point into `bufs`, which the value
+// owns; the kernel is the only other user, until the request completes.
+unsafe impl Send for Buffers {}
+
+impl Buffers {
+    /// A buffer of `len` bytes per `(data, len)` part; `data` is copied
+    /// in when `writes`.
+    pub(crate) fn new(parts: &[(Option<&[u8]>, usize)], writes: bool) -> Buffers {
+        let bufs = parts
+            .iter()
+            .map(|&(data, len)| match data.filter(|_| writes) {
+                Some(d) => Mem::copy_of(d, len, true),
+                None => Mem::zeroed(len, true),
+            })
+            .collect();
+        Buffers {
+            bufs,
+            iovs: Vec::new(),
+        }
+    }
+
+    /// The first buffer's address (a request of one buffer).
+    pub(crate) fn first(&mut self) -> *mut u8 {
+        self.bufs
+            .first_mut()
+            .map_or(std::ptr::null_mut(), |m| m.as_mut_ptr())
+    }
+
+    /// An iovec array over every buffer (a vectored request): its address
+    /// and element count.
+    pub(crate) fn iovecs(&mut self) -> (*const libc::iovec, usize) {
+        self.iovs = self
+            .bufs
+            .iter_mut()
+            .map(|m| libc::iovec {
+                iov_base: m.as_mut_ptr().cast(),
+                iov_len: m.len(),
+            })
+            .collect();
+        (self.iovs.as_ptr(), self.iovs.len())
+    }
+}
+
 /// An output argument to compare after the call.
 struct Out {
     param: usize,

@@ -29,7 +29,7 @@ use reanimator_catalogue::uring::{self as layout, Cqe, Sqe};
 use reanimator_catalogue::{Kind, Ret, Syscall};
 use reanimator_trace::{CaptureStatus, Role, SyscallEvent};
 
-use crate::exec::{Mem, Verify};
+use crate::exec::{Buffers, Verify};
 use crate::state::{lock, FdLookup};
 use crate::verify::{self, Mismatch};
 
@@ -107,14 +107,9 @@ struct State {
 /// One request and the memory the kernel uses until it completes.
 struct Request {
     user_data: u64,
-    bufs: Vec<Mem>,
-    iovs: Vec<libc::iovec>,
+    mem: Buffers,
     _fd: Option<Arc<OwnedFd>>,
 }
-
-// SAFETY: the raw pointers in `iovs` point into `bufs`, which the request
-// owns; the kernel is the only other user, until the request completes.
-unsafe impl Send for Request {}
 
 impl Drop for State {
     fn drop(&mut self) {
@@ -211,8 +206,7 @@ impl Ring {
                 .flatten();
             let mut req = Request {
                 user_data: sqe.user_data,
-                bufs: Vec::new(),
-                iovs: Vec::new(),
+                mem: Buffers::new(&[], false),
                 _fd: fd.clone(),
             };
             match build(sqe, fd.as_deref().map(AsRawFd::as_raw_fd), &parts, &mut req) {
@@ -300,7 +294,7 @@ impl Ring {
                 continue;
             }
             let data = |j: u64| capture(layout::elem(k as u64, 1 + j));
-            let bufs = req.bufs.iter().map(|b| &b[..]);
+            let bufs = req.mem.bufs.iter().map(|b| &b[..]);
             let results = (i64::from(want.res), res.map(i64::from));
             if let Some(m) = verify::completion(verify, results, bufs, data) {
                 first = Some(format!("request {:#x}: {m}", want.user_data));
@@ -454,17 +448,10 @@ fn build(
     let fd = types::Fd(fd?);
     let (off, len) = (sqe.off, sqe.len);
     let writes = sqe.writes();
-    // Aligned whatever the descriptor: O_DIRECT is a usual mode of
-    // io_uring, and an aligned buffer costs nothing otherwise.
-    let mem = |data: Option<&[u8]>, len: usize| match data.filter(|_| writes) {
-        Some(d) => Mem::copy_of(d, len, true),
-        None => Mem::zeroed(len, true),
-    };
     let entry = match sqe.opcode {
         layout::OP_READ | layout::OP_WRITE | layout::OP_READ_FIXED | layout::OP_WRITE_FIXED => {
-            req.bufs
-                .push(mem(parts.first().and_then(|p| p.0), len as usize));
-            let buf = req.bufs[0].as_mut_ptr();
+            req.mem = Buffers::new(&[(parts.first().and_then(|p| p.0), len as usize)], writes);
+            let buf = req.mem.first();
             if writes {
                 opcode::Write::new(fd, buf, len)
                     .offset(off)
@@ -480,16 +467,9 @@ fn build(
             }
         }
         layout::OP_READV | layout::OP_WRITEV => {
-            req.bufs = parts.iter().map(|&(d, n)| mem(d, n)).collect();
-            req.iovs = req
-                .bufs
-                .iter_mut()
-                .map(|m| libc::iovec {
-                    iov_base: m.as_mut_ptr().cast(),
-                    iov_len: m.len(),
-                })
-                .collect();
-            let (iov, n) = (req.iovs.as_ptr(), req.iovs.len() as u32);
+            req.mem = Buffers::new(parts, writes);
+            let (iov, n) = req.mem.iovecs();
+            let n = n as u32;
             if writes {
                 opcode::Writev::new(fd, iov, n)
                     .offset(off)
