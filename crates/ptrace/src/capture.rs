@@ -137,15 +137,7 @@ pub(crate) fn capture(
                     let iovs = iovec_array(view.pid, iov, iovlen);
                     take_iovecs(&iovs, view, &mut take_data);
                 } else {
-                    let head = CaptureHead {
-                        arg,
-                        role: view.role,
-                        elem: 0,
-                        status: CaptureStatus::Unreadable,
-                        len: 56,
-                    };
-                    out.heads.push((head, out.bytes.len()..out.bytes.len()));
-                    counts.unreadable += 1;
+                    unreadable(view, (arg, 0), 56, out, counts);
                 }
             }
             Kind::IoCbs { count } if view.role == Role::Entry => {
@@ -161,6 +153,26 @@ pub(crate) fn capture(
             _ => {}
         }
     }
+}
+
+/// A capture of `len` bytes that could not be read: a head with no
+/// bytes, counted.
+pub(crate) fn unreadable(
+    view: &CallView<'_>,
+    (arg, elem): (u8, u32),
+    len: u64,
+    out: &mut Captures,
+    counts: &mut CaptureCounts,
+) {
+    let head = CaptureHead {
+        arg,
+        role: view.role,
+        elem,
+        status: CaptureStatus::Unreadable,
+        len,
+    };
+    out.heads.push((head, out.bytes.len()..out.bytes.len()));
+    counts.unreadable += 1;
 }
 
 /// Reads `len` bytes at `addr` whole, whatever the data policy (pointer
@@ -248,15 +260,8 @@ fn take_completions(
         }
         let mut raw = [0u8; aio::IOCB_LEN];
         if read_mem(view.pid, ev.obj, &mut raw) < raw.len() {
-            let head = CaptureHead {
-                arg,
-                role: view.role,
-                elem: aio::elem(i as u64, 0),
-                status: CaptureStatus::Unreadable,
-                len: raw.len() as u64,
-            };
-            out.heads.push((head, out.bytes.len()..out.bytes.len()));
-            counts.unreadable += 1;
+            let elem = aio::elem(i as u64, 0);
+            unreadable(view, (arg, elem), raw.len() as u64, out, counts);
             continue;
         }
         let Some(cb) = aio::Iocb::parse(&raw).filter(|cb| cb.reads()) else {

@@ -9,7 +9,7 @@ use reanimator_catalogue::{Effect, Kind, Syscall};
 use reanimator_record::{read_mem, CaptureCounts, Captures, DataPolicy};
 use reanimator_trace::{CaptureHead, CaptureStatus, Role};
 
-use crate::capture::{iovec_array, take_parts, CallView};
+use crate::capture::{iovec_array, take_parts, unreadable, CallView};
 
 /// Rings per thread group, by descriptor.
 #[derive(Default)]
@@ -154,15 +154,7 @@ pub(crate) fn capture(
 /// A ring the recorder cannot read (polled by the kernel, registered, or
 /// set up before the recording): an empty unreadable capture says so.
 fn unseen(view: &CallView<'_>, arg: u8, out: &mut Captures, counts: &mut CaptureCounts) {
-    let head = CaptureHead {
-        arg,
-        role: view.role,
-        elem: 0,
-        status: CaptureStatus::Unreadable,
-        len: 0,
-    };
-    out.heads.push((head, out.bytes.len()..out.bytes.len()));
-    counts.unreadable += 1;
+    unreadable(view, (arg, 0), 0, out, counts);
 }
 
 /// A `u32` of the program's memory.
