@@ -242,7 +242,7 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
     }
     if report.uring_unverified > 0 {
         eprintln!(
-            "reanimator: {} io_uring completions were recorded before replay submitted their requests, and were not verified (docs/REPLAY.md)",
+            "reanimator: {} io_uring completions belong to requests replay never submitted (their submissions were not captured), and were not verified (docs/REPLAY.md)",
             report.uring_unverified
         );
     }

@@ -96,9 +96,8 @@ pub struct Report {
     /// io_uring requests not issued (sockets, timeouts, opens, registered
     /// files...), by opcode name: their recorded results stand.
     pub uring_not_issued: BTreeMap<&'static str, u64>,
-    /// io_uring completions the recording saw before replay submitted
-    /// their requests (the recorders' exit times and ring reads a moment
-    /// apart): not verified.
+    /// io_uring completions whose requests replay never submitted (their
+    /// submissions' captures were unreadable): not verified.
     pub uring_unverified: u64,
 }
 

@@ -36,11 +36,12 @@ use crate::verify::{self, Mismatch};
 /// How long a recorded completion waits for its request to complete.
 const WAIT: Duration = Duration::from_secs(10);
 /// How long a recorded completion waits for its request to be submitted
-/// by another replay thread. A call that waits longer may be one the
-/// submitting call waits for in replay's order: recorders take a call's
-/// exit time and read the ring a moment apart, and a completion posted
-/// in between belongs to a request whose call seems to start after this
-/// one ended. The completion is then left unverified, not waited for.
+/// by another replay thread. Both recorders take a call's entry time
+/// before reading the SQEs and its exit time after reading the CQEs, so
+/// the submitting call began before this one ended and replay's order
+/// lets it run; a request still not submitted after this was never
+/// captured (its submission's capture was unreadable). The completion is
+/// then left unverified, not waited for.
 const AHEAD: Duration = Duration::from_secs(1);
 /// [`AHEAD`] once one such wait on the ring gave up.
 const AHEAD_AGAIN: Duration = Duration::from_millis(100);
