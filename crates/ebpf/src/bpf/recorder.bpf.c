@@ -1017,10 +1017,11 @@ static __always_inline __u64 ring_item(struct ring_walk *w, __u32 i)
 
 /* The parts of a remembered read, from part `from`: each captured (with
  * `emit`: the `left` bytes the read brought in, spread over the `parts`
- * parts in order, as capture elems `elem` on) and forgotten. */
+ * parts in order, as capture elems `elem` on, of the call `c` is a
+ * capture of) and forgotten. Also the bpf_loop context. */
 struct read_parts {
+	struct cap c;
 	struct uring_read_key k;
-	struct ring_walk *w;
 	__u64 left;
 	__u32 from;
 	__u32 elem;
@@ -1037,35 +1038,74 @@ static long read_part_cb(__u64 j, struct read_parts *r)
 	/* (Part 0 of a READV whose iovec array could not be read has no
 	 * memory: it only says so.) */
 	if (r->emit && r->k.part < r->parts) {
-		struct ring_walk *w = r->w;
 		__u64 len = v->len;
 		__u64 present = len < r->left ? len : r->left;
 		r->left -= present;
-		w->c.addr = v->base;
-		w->c.elem = r->elem + j;
-		w->c.len = len;
-		w->c.present = present;
-		w->c.want = present < data_max ? present : data_max;
-		emit_data(&w->c);
+		r->c.addr = v->base;
+		r->c.elem = r->elem + j;
+		r->c.len = len;
+		r->c.present = present;
+		r->c.want = present < data_max ? present : data_max;
+		emit_data(&r->c);
 	}
 	bpf_map_delete_elem(&uring_reads, &r->k);
 	return 0;
 }
 
-/* Takes (captures with r->emit, and forgets) the read with r->k's
- * user_data, if one is remembered. */
-static __always_inline void take_read(struct read_parts *r)
+/* Takes (captures with `emit`, and forgets) the read with the key's
+ * user_data, if one is remembered. A function of its own, which the
+ * verifier checks once: inlined into the walks, whose callbacks it checks
+ * over and over, it made loading the recorder take a tenth of a second. */
+__noinline int take_read(struct read_parts *in)
 {
-	r->k.part = 0;
-	struct uring_read *v = bpf_map_lookup_elem(&uring_reads, &r->k);
+	if (!in)
+		return 0;
+	struct read_parts r = *in; /* bpf_loop wants its context on this stack */
+	r.k.part = 0;
+	struct uring_read *v = bpf_map_lookup_elem(&uring_reads, &r.k);
 	if (!v)
-		return;
+		return 0;
 	__u32 parts = v->parts;
 	if (parts > IOV_MAX_LEN)
 		parts = IOV_MAX_LEN;
-	r->from = 0;
-	r->parts = parts;
-	bpf_loop(parts ? parts : 1, read_part_cb, r, 0);
+	r.from = 0;
+	r.parts = parts;
+	bpf_loop(parts ? parts : 1, read_part_cb, &r, 0);
+	return 0;
+}
+
+/* Forgetting parts of a read: the bpf_loop context. */
+struct forget {
+	struct uring_read_key k;
+	__u32 from;
+	__u32 pad;
+};
+
+static long forget_part_cb(__u64 j, struct forget *f)
+{
+	f->k.part = f->from + j;
+	bpf_map_delete_elem(&uring_reads, &f->k);
+	return 0;
+}
+
+/* Forgets parts [from, from + n) of a read (n == 0: all its parts). A
+ * function of its own for the reason take_read is; it captures nothing,
+ * so the walk over the ring that calls it stays within the verifier's
+ * eight nested calls. */
+__noinline int forget_parts(struct uring_read_key *key, __u32 from, __u32 n)
+{
+	if (!key)
+		return 0;
+	struct forget f = { .k = *key, .from = from };
+	if (!n) {
+		f.k.part = 0;
+		struct uring_read *v = bpf_map_lookup_elem(&uring_reads, &f.k);
+		if (!v)
+			return 0;
+		n = v->parts ? v->parts : 1;
+	}
+	bpf_loop(n < IOV_MAX_LEN ? n : IOV_MAX_LEN, forget_part_cb, &f, 0);
+	return 0;
 }
 
 /* One chunk of elem 0 being filled. */
@@ -1093,9 +1133,9 @@ static long ring_item_cb(__u64 k, struct ring_chunk *ch)
 	}
 	ch->done = k + 1;
 	if (i < w->consumed) {
-		struct read_parts r = { .k = { .ring = w->ring }, .w = w };
-		if (!bpf_dynptr_read(&r.k.user_data, sizeof(r.k.user_data), &ch->d, off, 0))
-			take_read(&r);
+		struct uring_read_key key = { .ring = w->ring };
+		if (!bpf_dynptr_read(&key.user_data, sizeof(key.user_data), &ch->d, off, 0))
+			forget_parts(&key, 0, 0);
 	}
 	return 0;
 }
@@ -1120,19 +1160,24 @@ static long ring_chunk_cb(__u64 n, struct ring_walk *w)
 	return ch.failed;
 }
 
-/* Forgets parts [from, from + n) of a read. */
-static __always_inline void forget_parts(struct read_parts *r, __u32 from, __u32 n)
+/* Elem 0: the walk's items, in chunks; returns how many were read. A
+ * function of its own for the reason take_read is. */
+__noinline int read_ring(struct ring_walk *in)
 {
-	r->from = from;
-	r->emit = 0;
-	bpf_loop(n, read_part_cb, r, 0);
+	if (!in)
+		return 0;
+	struct ring_walk w = *in; /* bpf_loop wants its context on this stack */
+	w.per = CHUNK / w.size;
+	bpf_loop(w.count ? (w.count + w.per - 1) / w.per : 1, ring_chunk_cb, &w, 0);
+	return w.got;
 }
 
-/* A read being remembered at its submission. */
+/* A read being remembered at its submission, by request `c` is the
+ * capture of. */
 struct remember {
+	struct cap c;
 	struct uring_read_key k;
 	struct uring_read v;
-	struct ring_walk *w;
 	__u64 iovs;  /* a READV's iovec array */
 	__u32 elem;  /* the capture elem of its first element */
 	__u32 parts; /* parts remembered */
@@ -1151,36 +1196,33 @@ static long readv_part_cb(__u64 j, struct remember *r)
 	if (bpf_map_update_elem(&uring_reads, &r->k, &r->v, BPF_ANY))
 		count_unkept();
 	r->parts = j + 1;
-	struct ring_walk *w = r->w;
-	w->c.addr = iov[0];
-	w->c.elem = r->elem + j;
-	w->c.len = iov[1];
-	w->c.present = w->c.want = 0;
-	emit_data(&w->c);
+	r->c.addr = iov[0];
+	r->c.elem = r->elem + j;
+	r->c.len = iov[1];
+	r->c.present = r->c.want = 0;
+	emit_data(&r->c);
 	return 0;
 }
 
-/* Remembers where a read's data will land (one buffer, or a READV's
- * elements as they are now). */
-static __always_inline void remember_read(struct ring_walk *w, __u64 user_data, __u64 addr,
-					   __u32 len, bool vectored)
+/* Remembers where a read's data will land (one buffer at iovs, or the
+ * `len` elements of a READV's array there, as they are now). A function
+ * of its own for the reason take_read is. */
+__noinline int remember_read(struct remember *in, __u32 len, __u32 vectored)
 {
-	struct remember r = {
-		.k = { .ring = w->ring, .user_data = user_data },
-		.v = { .tgid = w->tgid },
-		.w = w,
-		.iovs = addr,
-		.elem = w->c.elem,
-	};
+	if (!in)
+		return 0;
+	struct remember r = *in; /* bpf_loop wants its context on this stack */
+	r.parts = 0;
 	/* A read still remembered under the same user_data is replaced. */
 	__u32 old = 0;
+	r.k.part = 0;
 	struct uring_read *o = bpf_map_lookup_elem(&uring_reads, &r.k);
 	if (o)
 		old = o->parts;
 	if (vectored) {
 		bpf_loop(len < IOV_MAX_LEN ? len : IOV_MAX_LEN, readv_part_cb, &r, 0);
 	} else {
-		r.v.base = addr;
+		r.v.base = r.iovs;
 		r.v.len = len;
 		r.v.parts = 1;
 		if (bpf_map_update_elem(&uring_reads, &r.k, &r.v, BPF_ANY))
@@ -1200,11 +1242,9 @@ static __always_inline void remember_read(struct ring_walk *w, __u64 user_data, 
 			count_unkept();
 	}
 	__u32 from = r.parts ? r.parts : 1;
-	if (old > from) {
-		struct read_parts f = { .k = r.k, .w = w };
-		forget_parts(&f, from, old - from);
-	}
-	w->remembered = 1;
+	if (old > from)
+		forget_parts(&r.k, from, old - from);
+	return 0;
 }
 
 /* Request i: a write's data, at elems (i + 1) << AIO_SHIFT | 1 on; a
@@ -1234,7 +1274,15 @@ static long sqe_cb(__u64 i, struct ring_walk *w)
 			emit_data(&w->c);
 		}
 	} else if (op == URING_OP_READ || op == URING_OP_READV || op == URING_OP_READ_FIXED) {
-		remember_read(w, s[4], addr, len, vectored);
+		struct remember r = {
+			.c = w->c,
+			.k = { .ring = w->ring, .user_data = s[4] },
+			.v = { .tgid = w->tgid },
+			.iovs = addr,
+			.elem = w->c.elem,
+		};
+		remember_read(&r, len, vectored);
+		w->remembered = 1;
 	}
 	return 0;
 }
@@ -1253,8 +1301,8 @@ static long cqe_cb(__u64 n, struct ring_walk *w)
 		return 1;
 	__s32 res = cqe[1];
 	struct read_parts r = {
+		.c = w->c,
 		.k = { .ring = w->ring, .user_data = cqe[0] },
-		.w = w,
 		.left = res > 0 ? res : 0,
 		.elem = ((k + 1) << AIO_SHIFT) | 1,
 		.emit = res > 0,
@@ -1263,8 +1311,27 @@ static long cqe_cb(__u64 n, struct ring_walk *w)
 	return 0;
 }
 
-/* A ring the recorder cannot read (polled by the kernel, registered, set
- * up before the recording, not mapped): one empty unreadable capture. */
+/* The ring io_uring_enter's descriptor names (parameter i's capture
+ * starts in `w`), or NULL after one empty unreadable capture: a ring the
+ * recorder cannot read (polled by the kernel, registered, set up before
+ * the recording, not mapped). */
+static __always_inline struct uring *enter_ring(struct pass *p, __u32 i, struct ring_walk *w)
+{
+	w->c.seq = p->seq;
+	w->c.tid = p->tid;
+	w->c.arg = i;
+	w->c.flags = p->exit ? CAP_EXIT : 0;
+	w->tgid = bpf_get_current_pid_tgid() >> 32;
+	struct uring *r = NULL;
+	if (!(p->args[3] & URING_ENTER_REGISTERED_RING)) {
+		struct uring_key key = { .tgid = w->tgid, .fd = p->args[0] };
+		r = bpf_map_lookup_elem(&urings, &key);
+	}
+	if (r)
+		w->ring = r->id;
+	return r;
+}
+
 static __always_inline void uring_unseen(struct cap *c)
 {
 	c->flags |= CAP_FAILED;
@@ -1273,95 +1340,89 @@ static __always_inline void uring_unseen(struct cap *c)
 	emit_data(c);
 }
 
-/* io_uring_enter's requests (entry: parameter i is to_submit) or
- * completions (exit), read from the ring of its descriptor. Nothing is
- * read again at exit: the kernel has taken the requests by then. */
-__noinline int emit_uring(struct pass *p, __u32 i)
+/* io_uring_enter's requests (at entry: parameter i is to_submit), read
+ * from the ring of its descriptor. Nothing is read again at exit: the
+ * kernel has taken them by then. */
+__noinline int emit_uring_submit(struct pass *p, __u32 i)
 {
 	if (!p || i >= 6)
 		return 0;
-	struct ring_walk w = {
-		.c = { .seq = p->seq, .tid = p->tid, .arg = i, .flags = p->exit ? CAP_EXIT : 0 },
-		.tgid = bpf_get_current_pid_tgid() >> 32,
-	};
-	struct uring *r = NULL;
-	if (!(p->args[3] & URING_ENTER_REGISTERED_RING)) {
-		struct uring_key key = { .tgid = w.tgid, .fd = p->args[0] };
-		r = bpf_map_lookup_elem(&urings, &key);
-	}
-	if (!r) {
+	struct ring_walk w = {};
+	struct uring *r = enter_ring(p, i, &w);
+	__u32 head = 0, tail = 0;
+	__u32 parts = MAPPED_SQ_RING | MAPPED_SQES;
+	if (!r || (r->flags & URING_SETUP_SQPOLL) || (r->mapped & parts) != parts ||
+	    bpf_probe_read_user(&head, sizeof(head), (void *)(r->sq_ring + r->sq_head)) ||
+	    bpf_probe_read_user(&tail, sizeof(tail), (void *)(r->sq_ring + r->sq_tail))) {
 		uring_unseen(&w.c);
 		return 0;
 	}
-	w.ring = r->id;
+	__u64 n = p->args[i] < URING_MAX ? p->args[i] : URING_MAX;
+	__u64 count = tail - head;
+	if (count > n)
+		count = n;
+	if (count > r->sq_entries)
+		count = r->sq_entries;
+	w.table = r->sqes;
+	w.index = r->flags & URING_SETUP_NO_SQARRAY ? 0 : r->sq_ring + r->sq_array;
+	w.first = head;
+	w.mask = r->sq_entries - 1;
+	w.stride = r->flags & URING_SETUP_SQE128 ? 128 : 64;
+	w.size = SQE_LEN;
+	w.count = count;
+	w.c.len = w.c.present = w.c.want = count * SQE_LEN;
+	w.got = read_ring(&w);
+	bpf_loop(w.got, sqe_cb, &w, 0);
+	if (w.remembered)
+		r->reads = 1;
+	return 0;
+}
+
+/* io_uring_enter's completions (at exit: parameter i is min_complete):
+ * those posted since the last look at this ring, by any thread, each
+ * claimed by one call. */
+__noinline int emit_uring_complete(struct pass *p, __u32 i)
+{
+	if (!p || i >= 6)
+		return 0;
+	struct ring_walk w = {};
+	struct uring *r = enter_ring(p, i, &w);
 	__u32 head = 0, tail = 0;
-	if (!p->exit) {
-		__u32 parts = MAPPED_SQ_RING | MAPPED_SQES;
-		if ((r->flags & URING_SETUP_SQPOLL) || (r->mapped & parts) != parts ||
-		    bpf_probe_read_user(&head, sizeof(head), (void *)(r->sq_ring + r->sq_head)) ||
-		    bpf_probe_read_user(&tail, sizeof(tail), (void *)(r->sq_ring + r->sq_tail))) {
-			uring_unseen(&w.c);
-			return 0;
-		}
-		__u64 n = p->args[i] < URING_MAX ? p->args[i] : URING_MAX;
-		__u64 count = tail - head;
-		if (count > n)
-			count = n;
-		if (count > r->sq_entries)
-			count = r->sq_entries;
-		w.table = r->sqes;
-		w.index = r->flags & URING_SETUP_NO_SQARRAY ? 0 : r->sq_ring + r->sq_array;
-		w.first = head;
-		w.mask = r->sq_entries - 1;
-		w.stride = r->flags & URING_SETUP_SQE128 ? 128 : 64;
-		w.size = SQE_LEN;
-		w.count = count;
-		w.c.len = w.c.present = w.c.want = count * SQE_LEN;
-	} else {
-		if (!(r->mapped & MAPPED_CQ_RING) ||
-		    bpf_probe_read_user(&head, sizeof(head), (void *)(r->cq_ring + r->cq_head)) ||
-		    bpf_probe_read_user(&tail, sizeof(tail), (void *)(r->cq_ring + r->cq_tail))) {
-			uring_unseen(&w.c);
-			return 0;
-		}
-		/* Completions since the last look at this ring, by any thread:
-		 * each is claimed by one call. */
-		__u32 seen = 0;
-		int tries = 0;
-		for (; tries < 8; tries++) {
-			seen = r->cq_seen;
-			if ((__s32)(tail - seen) <= 0)
-				return 0;
-			if (__sync_val_compare_and_swap(&r->cq_seen, seen, tail) == seen)
-				break;
-		}
-		if (tries == 8)
-			return 0;
-		__u32 posted = tail - seen;
-		/* Older ones than a ring's worth have been written over. */
-		__u32 kept = posted < r->cq_entries ? posted : r->cq_entries;
-		if (kept > URING_MAX)
-			kept = URING_MAX;
-		w.first = tail - kept;
-		__s32 taken = head - w.first;
-		w.consumed = taken <= 0 ? 0 : ((__u32)taken < kept ? (__u32)taken : kept);
-		w.table = r->cq_ring + r->cqes;
-		w.mask = r->cq_entries - 1;
-		w.stride = r->flags & URING_SETUP_CQE32 ? 32 : 16;
-		w.size = CQE_LEN;
-		w.count = kept;
-		w.c.len = w.c.present = (__u64)posted * CQE_LEN;
-		w.c.want = (__u64)kept * CQE_LEN;
+	if (!r || !(r->mapped & MAPPED_CQ_RING) ||
+	    bpf_probe_read_user(&head, sizeof(head), (void *)(r->cq_ring + r->cq_head)) ||
+	    bpf_probe_read_user(&tail, sizeof(tail), (void *)(r->cq_ring + r->cq_tail))) {
+		uring_unseen(&w.c);
+		return 0;
 	}
-	w.per = CHUNK / w.size;
-	bpf_loop(w.count ? (w.count + w.per - 1) / w.per : 1, ring_chunk_cb, &w, 0);
-	if (!p->exit) {
-		bpf_loop(w.got, sqe_cb, &w, 0);
-		if (w.remembered)
-			r->reads = 1;
-	} else if (w.got > w.consumed) {
+	__u32 seen = 0;
+	int tries = 0;
+	for (; tries < 8; tries++) {
+		seen = r->cq_seen;
+		if ((__s32)(tail - seen) <= 0)
+			return 0;
+		if (__sync_val_compare_and_swap(&r->cq_seen, seen, tail) == seen)
+			break;
+	}
+	if (tries == 8)
+		return 0;
+	__u32 posted = tail - seen;
+	/* Older ones than a ring's worth have been written over. */
+	__u32 kept = posted < r->cq_entries ? posted : r->cq_entries;
+	if (kept > URING_MAX)
+		kept = URING_MAX;
+	w.first = tail - kept;
+	__s32 taken = head - w.first;
+	w.consumed = taken <= 0 ? 0 : ((__u32)taken < kept ? (__u32)taken : kept);
+	w.table = r->cq_ring + r->cqes;
+	w.mask = r->cq_entries - 1;
+	w.stride = r->flags & URING_SETUP_CQE32 ? 32 : 16;
+	w.size = CQE_LEN;
+	w.count = kept;
+	w.c.len = w.c.present = (__u64)posted * CQE_LEN;
+	w.c.want = (__u64)kept * CQE_LEN;
+	w.got = read_ring(&w);
+	if (w.got > w.consumed)
 		bpf_loop(w.got - w.consumed, cqe_cb, &w, 0);
-	}
 	return 0;
 }
 
@@ -1583,9 +1644,13 @@ static __always_inline __u32 capture_pass(struct pass *p)
 		if (!wanted(p, i))
 			continue;
 		__u8 kind = p->spec.p[i].kind;
-		if (kind == K_URING_SUBMIT || kind == K_URING_COMPLETE)
-			emit_uring(p, i);
-		else if (capture_param(p, i))
+		if (kind == K_URING_SUBMIT) {
+			if (!p->exit)
+				emit_uring_submit(p, i);
+		} else if (kind == K_URING_COMPLETE) {
+			if (p->exit)
+				emit_uring_complete(p, i);
+		} else if (capture_param(p, i))
 			failed |= 1 << i;
 	}
 	return failed;
