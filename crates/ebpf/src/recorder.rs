@@ -182,12 +182,20 @@ fn load<'o>(
              (CAP_BPF and CAP_PERFMON) and Linux 6.16 or later; use --backend ptrace"
         ))
     })?;
-    for (nr, row) in spec::table() {
-        skel.maps
-            .specs
-            .update(&nr.to_ne_bytes(), &row, MapFlags::ANY)
-            .map_err(bpf("capture rules"))?;
-    }
+    // One batch: a call per row cost 3 ms of start-up.
+    let table = spec::table();
+    let keys: Vec<u8> = table.iter().flat_map(|(nr, _)| nr.to_ne_bytes()).collect();
+    let rows: Vec<u8> = table.iter().flat_map(|(_, row)| *row).collect();
+    skel.maps
+        .specs
+        .update_batch(
+            &keys,
+            &rows,
+            table.len() as u32,
+            MapFlags::ANY,
+            MapFlags::ANY,
+        )
+        .map_err(bpf("capture rules"))?;
     let mut skel = skel;
     skel.attach().map_err(bpf("cannot attach the programs"))?;
     Ok(skel)
