@@ -318,6 +318,76 @@ fn a_killed_recorder_takes_its_command_along() {
     }
 }
 
+/// A command that leaves a daemon behind keeps its recording going; the
+/// recorder says so after two seconds, and SIGTERM to it ends the
+/// recording with both back ends: the daemon is killed, its end is in a
+/// complete trace, the summary says so and the exit status is the
+/// command's.
+#[test]
+fn sigterm_ends_a_recording_a_daemon_holds_open() {
+    if let Some(why) = reanimator_ebpf::unavailable() {
+        panic!("this test needs the ebpf back end: {why} (CI runs it as root)");
+    }
+    for backend in ["ebpf", "ptrace"] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut recorder = Command::new(env!("CARGO_BIN_EXE_reanimator"))
+            .current_dir(dir.path())
+            .args(["record", "--backend", backend, "-o", "t.rtr", "--"])
+            .args([
+                "sh",
+                "-c",
+                "sleep 60 & echo $! > child.tmp; mv child.tmp child",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("reanimator runs");
+        let stderr = recorder.stderr.take().unwrap();
+        let recorder = KillOnDrop(recorder);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stderr).lines() {
+                let _ = tx.send(line.expect("stderr is text"));
+            }
+        });
+        let hint = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the recorder says why it goes on");
+        let pid = recorder.0.id() as i32;
+        assert!(
+            hint.contains("the command has exited") && hint.contains(&format!("kill {pid}")),
+            "{backend}: {hint}"
+        );
+        // SAFETY: kill has no memory effects.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let mut recorder = recorder;
+        let mut status = None;
+        wait_for(&format!("{backend}: the recorder to end"), || {
+            status = recorder.0.try_wait().unwrap();
+            status.is_some()
+        });
+        reader.join().unwrap();
+        let err = rx.try_iter().collect::<Vec<String>>().join("\n");
+        assert_eq!(status.unwrap().code(), Some(0), "{backend}: {err}");
+        assert!(
+            err.contains("lost: 0")
+                && err.contains("1 thread still running killed when SIGTERM ended the recording"),
+            "{backend}: {err}"
+        );
+        let daemon: u32 = std::fs::read_to_string(dir.path().join("child"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let killed = records(&dir.path().join("t.rtr")).iter().any(|r| {
+            matches!(r, Record::ProcessExit(e)
+                if e.tid == daemon && matches!(e.status, ExitStatus::Killed { signal: 9, .. }))
+        });
+        assert!(killed, "{backend}: the daemon's end is in the trace");
+    }
+}
+
 /// A recorder attached with `-p` that is killed with SIGKILL releases the
 /// process: a program writing 1 MiB buffers through a 64 KiB ring is
 /// stopped for back-pressure at almost every call, and must not stay

@@ -140,8 +140,8 @@ fn guardian(pipe: i32, ending: Ending) -> ! {
 const BPF_MAP_GET_NEXT_KEY: libc::c_long = 4;
 
 /// Sends `signal` to every process in a hash keyed by tgid; returns how
-/// many were sent.
-fn signal_each(map: i32, signal: i32) -> u32 {
+/// many were sent. Raw calls only: the guardian runs it.
+pub(crate) fn signal_each(map: i32, signal: i32) -> u32 {
     let mut key = 0u32;
     let mut next = 0u32;
     let mut first = true;

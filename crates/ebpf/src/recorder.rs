@@ -18,8 +18,8 @@ use reanimator_record::mappings::SharedMappings;
 use reanimator_record::{
     clear_stop_request, exit_status, fork_stopped, now_ns, process_start, read_mem, spawned_start,
     stop_requested, task_ids, touched_paths, watch_stop_signals, with_writer_thread, CaptureCounts,
-    Captures, ChildSetup, DataPolicy, Error, RecordSummary, SavedState, Sink, SnapshotPolicy,
-    Target, CAPTURE_MAX,
+    Captures, ChildSetup, DataPolicy, Error, LeftBehind, RecordSummary, SavedState, Sink,
+    SnapshotPolicy, Target, CAPTURE_MAX,
 };
 use reanimator_trace::{
     CaptureHead, CaptureStatus, ExitStatus, Loss, ProcessExit, ProcessStart, Record, Role,
@@ -27,7 +27,7 @@ use reanimator_trace::{
 };
 
 use crate::gate::{is_gate_fd, late_paths, read_path, Filter, Gate, Held};
-use crate::guard::{map_fd, Ending, Guard};
+use crate::guard::{map_fd, signal_each, Ending, Guard};
 use crate::records::{
     parse, RingRecord, CAP_EXIT, CAP_FAILED, CAP_RETRY, CAP_RUN, CAP_STRING, CAP_UNTERMINATED,
     CAP_WHOLE,
@@ -529,6 +529,7 @@ impl<'s> Recorder<'s, '_, '_> {
         let mut last_flush = Instant::now();
         let mut last_prune = Instant::now();
         let mut root_done = root.is_none();
+        let mut left_behind = LeftBehind::default();
         // Drains the ring, then hands the recorder back unless a record
         // failed.
         let drain = || {
@@ -568,6 +569,20 @@ impl<'s> Recorder<'s, '_, '_> {
                 drop(me);
                 return self_detach(&cell, &ring);
             }
+            if root.is_some() && stop_requested() {
+                // SIGTERM: end what runs (it could not run on without the
+                // recorder: its path gate would fail every call) and record
+                // its end as usual. Again at each round, for late forks.
+                let killed = signal_each(map_fd(&me.skel.maps.traced), libc::SIGKILL);
+                if me.summary.killed_at_stop == 0 {
+                    me.summary.killed_at_stop = me.live.len() as u64;
+                }
+                if killed == 0 && root_done {
+                    // Gone, or zombies whose parent does not reap them.
+                    me.live.clear();
+                }
+            }
+            left_behind.tick(root_done.then_some(me.live.len()));
             if root_done && last_prune.elapsed() >= PRUNE_EVERY {
                 last_prune = Instant::now();
                 me.live

@@ -32,7 +32,8 @@ use reanimator_trace::{
 use reanimator_record::{
     clear_stop_request, exit_status, fork_stopped, install_handler, now_ns, process_start,
     spawned_start, stop_requested, task_ids, touched_paths, watch_stop_signals, with_writer_thread,
-    CaptureCounts, Captures, DataPolicy, Error, RecordSummary, SavedState, Sink, Target,
+    CaptureCounts, Captures, DataPolicy, Error, LeftBehind, RecordSummary, SavedState, Sink,
+    Target,
 };
 
 use crate::capture::{capture, CallView};
@@ -407,6 +408,9 @@ struct Tracer<'a, 's, 'q> {
     adopted_early: HashSet<i32>,
     counts: CaptureCounts,
     detaching: bool,
+    /// SIGTERM ended a spawned command's recording: its tasks are killed.
+    killing: bool,
+    left_behind: LeftBehind,
     last_flush: Instant,
 }
 
@@ -419,6 +423,8 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             adopted_early: HashSet::new(),
             counts: CaptureCounts::default(),
             detaching: false,
+            killing: false,
+            left_behind: LeftBehind::default(),
             last_flush: Instant::now(),
         }
     }
@@ -548,16 +554,22 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
     fn event_loop(&mut self) -> Result<(), Error> {
         loop {
             self.read_mail()?;
-            if stop_requested() && !self.detaching {
-                self.begin_detach();
-                self.shared.wake_others(self.id);
+            if stop_requested() {
+                self.on_stop_request();
             }
             if self.shared.done() {
                 return Ok(());
             }
             self.shared.renudge(self.id);
             if self.last_flush.elapsed() >= FLUSH_EVERY {
-                self.shared.lock().sink.flush()?;
+                let mut c = self.shared.lock();
+                c.sink.flush()?;
+                if self.id == 0 {
+                    let ended = c.root.is_some() && c.root_status.is_some();
+                    drop(c);
+                    let live = self.shared.live.load(Ordering::Acquire);
+                    self.left_behind.tick(ended.then_some(live));
+                }
                 self.last_flush = Instant::now();
             }
             let (pid, status) = match sys::wait_any() {
@@ -1115,6 +1127,33 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             tid: tid as u32,
             status,
         }))
+    }
+
+    /// SIGINT/SIGTERM while attached: every tracee is detached. SIGTERM
+    /// while recording a spawned command: every tracee is killed (as
+    /// `EXITKILL` would if the recorder died, but with the trace finished
+    /// and their ends in it); again at each turn, for late forks.
+    fn on_stop_request(&mut self) {
+        if self.detaching {
+            return;
+        }
+        if !self.killing {
+            let mut c = self.shared.lock();
+            if c.root.is_none() {
+                drop(c);
+                self.begin_detach();
+                self.shared.wake_others(self.id);
+                return;
+            }
+            self.killing = true;
+            c.summary.killed_at_stop += self.tasks.len() as u64;
+            drop(c);
+            self.shared.wake_others(self.id);
+        }
+        for &tid in self.tasks.keys() {
+            // SAFETY: kill has no memory effects.
+            unsafe { libc::kill(tid, libc::SIGKILL) };
+        }
     }
 
     /// Asks every tracee to stop so each can be detached at its next stop.

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 pub use process::{
     clear_stop_request, exit_status, fork_stopped, install_handler, read_mapped, read_mem,
-    spawned_start, stop_requested, watch_stop_signals, ChildSetup, SavedState,
+    spawned_start, stop_requested, watch_stop_signals, ChildSetup, LeftBehind, SavedState,
 };
 pub use procfs::{process_start, task_ids};
 use reanimator_catalogue as catalogue;
@@ -195,6 +195,9 @@ pub struct RecordSummary {
     pub backpressure_stops: u64,
     /// eBPF: buffers too large for the ring, read from the stopped thread.
     pub spills: u64,
+    /// Threads of a spawned command still running when SIGTERM ended the
+    /// recording early, killed then (their ends are in the trace).
+    pub killed_at_stop: u64,
 }
 
 impl RecordSummary {

@@ -10,14 +10,16 @@ use reanimator_trace::{ExitStatus, ProcessStart, StartCause};
 
 use crate::{now_ns, process_start, Error};
 
-/// Set by SIGINT/SIGTERM while attached: finish the trace and detach.
+/// Set by SIGINT/SIGTERM while attached (finish the trace and detach), or
+/// by SIGTERM while recording a spawned command (finish the trace and end
+/// the processes still running).
 static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_stop_signal(_: libc::c_int) {
     STOP_REQUESTED.store(true, Ordering::Relaxed);
 }
 
-/// Whether SIGINT or SIGTERM asked an attached recording to stop.
+/// Whether a signal asked the recording to stop (see [`STOP_REQUESTED`]).
 pub fn stop_requested() -> bool {
     STOP_REQUESTED.load(Ordering::Relaxed)
 }
@@ -141,11 +143,15 @@ pub fn fork_stopped(
             libc::_exit(127);
         }
     }
+    // The terminal's Ctrl-C is the command's to handle (a server shutting
+    // down cleanly is worth recording). SIGTERM, which only someone
+    // sending it to the recorder delivers, ends the recording early.
     // SAFETY: setting dispositions to SIG_IGN has no memory effects.
     unsafe {
         libc::signal(libc::SIGINT, libc::SIG_IGN);
         libc::signal(libc::SIGQUIT, libc::SIG_IGN);
     }
+    install_handler(libc::SIGTERM, on_stop_signal);
     let mut status = 0;
     // SAFETY: status is a local int.
     if unsafe { libc::waitpid(pid, &mut status, libc::WUNTRACED) } != pid
@@ -275,5 +281,38 @@ mod tests {
                 core: true
             }
         );
+    }
+}
+
+/// How long the spawned command's leftover processes run before the
+/// recorder says why it is still going.
+const LEFT_BEHIND_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Tells the user, once, that the command has exited but the recording
+/// goes on for the processes it left running (a daemon), and how to end it:
+/// without that, a recording of `pg_ctl start` just seems to hang.
+#[derive(Default)]
+pub struct LeftBehind {
+    since: Option<std::time::Instant>,
+    told: bool,
+}
+
+impl LeftBehind {
+    /// Called while the recording waits; `left` is how many processes are
+    /// still followed once the command has exited (`None` before).
+    pub fn tick(&mut self, left: Option<usize>) {
+        let Some(left) = left.filter(|&n| n > 0 && !self.told) else {
+            return;
+        };
+        let since = *self.since.get_or_insert_with(std::time::Instant::now);
+        if since.elapsed() >= LEFT_BEHIND_AFTER {
+            self.told = true;
+            let what = if left == 1 { "thread" } else { "threads" };
+            eprintln!(
+                "reanimator: the command has exited; the recording goes on until what it \
+                 left running ({left} {what}) ends; `kill {}` ends the recording and kills them",
+                std::process::id()
+            );
+        }
     }
 }
