@@ -375,6 +375,9 @@ pub enum Len {
     /// The `socklen_t`/`int` that the pointer argument at this index points
     /// to (accept's `addrlen`).
     ArgPtr(u8),
+    /// The argument at the first index times a size in bytes: a count of
+    /// fixed-size items (`setgroups`' `size` group ids of 4 bytes).
+    ArgTimes(u8, u8),
 }
 
 /// Structures the catalogue knows by layout, for decoding and verification.
@@ -441,6 +444,8 @@ pub enum StructType {
     AioContext,
     /// `struct io_uring_params` ([`uring::Params`]).
     UringParams,
+    /// `gid_t[]`, an array of group ids (setgroups).
+    Gids,
     /// Opaque bytes of a known size (ioctl argument structs and the like).
     Opaque,
 }
@@ -537,6 +542,10 @@ pub enum Effect {
     /// Changes the caller's user or group ids, which decide what its file
     /// calls may do and who owns what they create.
     SetIds(Ids),
+    /// Replaces the caller's supplementary group ids with its `In` list
+    /// (`setgroups`), which permission checks consult after the
+    /// effective group id.
+    SetGroups,
     /// Creates a Linux AIO context (`io_setup`), whose id its `Out`
     /// structure receives: replay creates its own and maps one to the
     /// other.
@@ -843,6 +852,7 @@ impl fmt::Display for Len {
             Len::Ret => f.write_str("ret"),
             Len::Fixed(n) => write!(f, "{n}"),
             Len::ArgPtr(i) => write!(f, "*arg{i}"),
+            Len::ArgTimes(i, size) => write!(f, "arg{i}*{size}"),
         }
     }
 }

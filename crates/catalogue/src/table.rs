@@ -7,7 +7,7 @@
 use crate::Dir::{In, InOut, Out};
 use crate::Effect::{self as E};
 use crate::Kind::{self, *};
-use crate::Len::{self, Arg, ArgPtr, Fixed, Ret as RetLen};
+use crate::Len::{self, Arg, ArgPtr, ArgTimes, Fixed, Ret as RetLen};
 use crate::Replay::{Emulate, Execute, Ignore, Simulate};
 use crate::{FlagSet as F, Group as G, Ids, Param, Ret, StructType as S, Syscall, Which};
 
@@ -194,7 +194,7 @@ pub(crate) const TABLE: &[Syscall] = &[
     sys!(113, setreuid, [ruid: Id, euid: Id], Int, Emulate, G::CREDS, E::SetIds(Ids::User(Which::RealEffective))),
     sys!(114, setregid, [rgid: Id, egid: Id], Int, Emulate, G::CREDS, E::SetIds(Ids::Group(Which::RealEffective))),
     raw!(115, getgroups, Ignore, G::CREDS),
-    raw!(116, setgroups, Simulate, G::CREDS),
+    sys!(116, setgroups, [size: Size, list: st(S::Gids, In, ArgTimes(0, 4))], Int, Emulate, G::CREDS, E::SetGroups),
     sys!(117, setresuid, [ruid: Id, euid: Id, suid: Id], Int, Emulate, G::CREDS, E::SetIds(Ids::User(Which::RealEffectiveSaved))),
     raw!(118, getresuid, Ignore, G::CREDS),
     sys!(119, setresgid, [rgid: Id, egid: Id, sgid: Id], Int, Emulate, G::CREDS, E::SetIds(Ids::Group(Which::RealEffectiveSaved))),

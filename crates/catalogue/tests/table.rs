@@ -402,7 +402,7 @@ fn every_number_has_one_row_sorted_and_unique() {
 /// A length taken from an argument must name an integer argument.
 fn check_len(call: &str, params: &[reanimator_catalogue::Param], len: Len) {
     match len {
-        Len::Arg(i) => {
+        Len::Arg(i) | Len::ArgTimes(i, _) => {
             let p = params
                 .get(i as usize)
                 .unwrap_or_else(|| panic!("{call}: length from missing argument {i}"));
@@ -750,6 +750,14 @@ fn effects_have_the_arguments_their_followers_read() {
                 };
                 kinds == vec![Kind::Id; n]
             }
+            Effect::SetGroups => matches!(
+                kinds.get(1),
+                Some(Kind::Struct {
+                    ty: StructType::Gids,
+                    dir: Dir::In,
+                    len: Len::ArgTimes(0, 4),
+                })
+            ),
             Effect::AioSetup => matches!(
                 kinds.get(1),
                 Some(Kind::Struct {

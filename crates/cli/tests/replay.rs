@@ -778,6 +778,70 @@ fn a_program_that_drops_to_another_user_replays_with_its_ids() {
     }
 }
 
+/// `nobody` may write in `shared` (root's, group 4343, mode 2770) only
+/// through supplementary group 4343: gained with `setgroups` in the trace
+/// (`setpriv --groups`), or held from the start (the recorder itself runs
+/// with it, and the command keeps it). Replay once acted with no
+/// supplementary groups and was refused (EACCES, 3 mismatches).
+#[test]
+fn a_program_using_its_supplementary_groups_replays_with_them() {
+    require("setpriv");
+    let tmp = tempfile::tempdir().unwrap();
+    let work = shared_work(tmp.path(), "nobody");
+    let shared = work.join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::os::unix::fs::chown(&shared, Some(0), Some(4343)).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o2770)).unwrap();
+    let as_nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup"];
+    let write = ["sh", "-c", "echo hi > shared/f"];
+    for backend in ["ptrace", "ebpf"] {
+        for inherited in [false, true] {
+            let _ = std::fs::remove_file(shared.join("f"));
+            let trace = tmp.path().join("t.rtr");
+            let _ = std::fs::remove_file(&trace);
+            let mut cmd = Command::new("setpriv");
+            cmd.arg(if inherited {
+                "--groups=4343"
+            } else {
+                "--groups=0"
+            })
+            .arg(bin())
+            .args(["record", "--backend", backend, "-o"])
+            .arg(&trace)
+            .arg("--")
+            .args(as_nobody)
+            .arg(if inherited {
+                "--keep-groups"
+            } else {
+                "--groups=4343"
+            })
+            .args(write)
+            .current_dir(&work)
+            .stdin(Stdio::null());
+            let rec = output_within(&mut cmd, Duration::from_secs(120));
+            let case = format!("{backend}, inherited groups: {inherited}");
+            assert!(rec.status.success(), "{case}: {}", show(&rec));
+            let text = dump(&trace);
+            let says = if inherited {
+                "groups [4343]"
+            } else {
+                "setgroups(1, [4343]) = 0"
+            };
+            assert!(text.contains(says), "{case}: the trace lacks `{says}`");
+            replay_clean(tmp.path(), &trace, &[]);
+            let f = tmp
+                .path()
+                .join("root")
+                .join(shared.strip_prefix("/").unwrap())
+                .join("f");
+            use std::os::unix::fs::MetadataExt;
+            let meta = std::fs::metadata(&f).unwrap();
+            assert_eq!((meta.uid(), meta.gid()), (65534, 4343), "{case}");
+        }
+    }
+}
+
 #[test]
 fn postgres_initdb_start_load_stop() {
     // A database server's whole life as its own user: initdb feeds the

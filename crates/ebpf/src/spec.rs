@@ -53,6 +53,7 @@ fn len(l: Len) -> (u8, u8, u32) {
         Len::Ret => (1, 0, 0),
         Len::Fixed(n) => (2, 0, n),
         Len::ArgPtr(i) => (3, i, 0),
+        Len::ArgTimes(i, size) => (4, i, size.into()),
     }
 }
 

@@ -16,6 +16,9 @@ const STR_MAX: usize = 128 << 10;
 const STR_ARRAY_MAX: usize = 1 << 16;
 /// Largest length taken from a length pointer (`socklen_t *`).
 const LEN_PTR_MAX: u64 = 64 << 10;
+/// [`Len::ArgTimes`]: at most this many items (the kernel's `NGROUPS_MAX`
+/// for a group list), as the eBPF back end's `ITEMS_MAX`.
+const ITEMS_MAX: u64 = 1 << 16;
 /// Most iovec elements read (`IOV_MAX`).
 const IOV_MAX: usize = 1024;
 /// What one capture pass knows about the call.
@@ -51,6 +54,7 @@ impl CallView<'_> {
                 (addr != 0 && read_mem(self.pid, addr, &mut b) == 4)
                     .then(|| u64::from(u32::from_le_bytes(b)).min(LEN_PTR_MAX))
             }
+            Len::ArgTimes(i, size) => Some(self.args[i as usize].min(ITEMS_MAX) * u64::from(size)),
         }
     }
 }

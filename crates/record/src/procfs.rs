@@ -8,7 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 use reanimator_trace::{FdInfo, ProcessStart, StartCause};
 
 /// Ids and mask from `/proc/TID/status`.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Status {
     pub tgid: u32,
     pub ppid: u32,
@@ -17,6 +17,7 @@ pub(crate) struct Status {
     pub gid: u32,
     pub egid: u32,
     pub umask: u32,
+    pub groups: Vec<u32>,
 }
 
 /// Reads `/proc/TID/status`; `None` when the task is gone.
@@ -40,6 +41,12 @@ pub(crate) fn status(tid: i32) -> Option<Status> {
             "Uid" => (s.uid, s.euid) = (next(), next()),
             "Gid" => (s.gid, s.egid) = (next(), next()),
             "Umask" => s.umask = u32::from_str_radix(value.trim(), 8).unwrap_or(0),
+            "Groups" => {
+                s.groups = value
+                    .split_whitespace()
+                    .filter_map(|g| g.parse().ok())
+                    .collect()
+            }
             _ => {}
         }
     }
@@ -133,5 +140,7 @@ pub fn process_start(tid: i32, cause: StartCause, seq: u64, time_ns: u64) -> Opt
         } else {
             fds(tid)
         },
+        // Created processes have their parent's, as replay follows them.
+        groups: (cause != StartCause::Created).then_some(s.groups),
     })
 }

@@ -106,6 +106,9 @@ pub(crate) struct Acting {
     own: Option<(u32, u32)>,
     /// The ids in force now.
     now: (u32, u32),
+    /// The supplementary groups in force now (`None`: what the ids imply
+    /// when the trace does not say, see `assume`).
+    now_groups: Option<Arc<[u32]>>,
     /// The replayer's supplementary groups.
     groups: Vec<libc::gid_t>,
 }
@@ -123,15 +126,22 @@ impl Acting {
         Acting {
             own: (own.0 == 0).then_some(own),
             now: own,
+            now_groups: None,
             groups,
         }
     }
 
     /// Acts as `creds` (`None`: as the replayer).
-    fn assume(&mut self, creds: Option<Creds>) {
+    fn assume(&mut self, creds: Option<&Creds>) {
         let Some(own) = self.own else { return };
         let want = creds.map_or(own, |c| (c.uid[FS], c.gid[FS]));
-        if want == self.now {
+        let want_groups = creds.and_then(|c| c.groups.clone());
+        let same_groups = match (&want_groups, &self.now_groups) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if want == self.now && same_groups {
             return;
         }
         // Raw calls: glibc's wrappers would change every thread's ids.
@@ -139,12 +149,17 @@ impl Acting {
         unsafe {
             libc::syscall(libc::SYS_setfsgid, want.1);
             libc::syscall(libc::SYS_setfsuid, want.0);
-            // The trace does not hold supplementary groups: another user
-            // gets none, rather than the replayer's.
-            let groups: &[libc::gid_t] = if want.0 == own.0 { &self.groups } else { &[] };
+            // Where the trace does not hold the supplementary groups,
+            // another user gets none rather than the replayer's.
+            let groups: &[libc::gid_t] = match &want_groups {
+                Some(g) => g,
+                None if want.0 == own.0 => &self.groups,
+                None => &[],
+            };
             libc::syscall(libc::SYS_setgroups, groups.len(), groups.as_ptr());
         }
         self.now = want;
+        self.now_groups = want_groups;
     }
 }
 
@@ -456,7 +471,7 @@ fn raw_syscall(nr: u32, a: &[u64; 6]) -> i64 {
 impl Thread<'_> {
     /// Replays one call (which returned, and was not interrupted).
     pub fn run(&mut self, ev: &SyscallEvent, row: &'static Syscall) -> Outcome {
-        self.acting.assume(self.proc.creds);
+        self.acting.assume(self.proc.creds.as_ref());
         let expected = Self::expected(ev);
         if expected == -i64::from(libc::EFAULT) || expected == -i64::from(libc::EAGAIN) {
             // The call did nothing: the program handed the kernel a bad
@@ -823,6 +838,7 @@ impl Thread<'_> {
                     let size = match len {
                         Len::Fixed(n) => u64::from(n),
                         Len::Arg(k) => ev.args[k as usize],
+                        Len::ArgTimes(k, size) => ev.args[k as usize].saturating_mul(size.into()),
                         Len::Ret => {
                             let count = params
                                 .iter()
@@ -1326,6 +1342,21 @@ impl Thread<'_> {
                     );
                 if let Some(c) = self.proc.creds.as_mut().filter(|_| took) {
                     c.set(ids, &ev.args);
+                }
+                Outcome::Simulated(None)
+            }
+            Effect::SetGroups => {
+                if let Some(c) = self.proc.creds.as_mut().filter(|_| expected == 0) {
+                    // Not captured whole: the trace no longer says.
+                    c.groups = ev
+                        .capture(1, Role::Entry)
+                        .filter(|cap| cap.captured == cap.len)
+                        .and_then(|cap| cap.data.as_deref())
+                        .map(|d| {
+                            d.chunks_exact(4)
+                                .map(|g| u32::from_le_bytes(g.try_into().expect("4 bytes")))
+                                .collect()
+                        });
                 }
                 Outcome::Simulated(None)
             }

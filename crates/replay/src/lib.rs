@@ -725,7 +725,10 @@ pub fn replay(
 
 /// The ids a process start record gives its thread.
 fn creds_of(p: &ProcessStart) -> Creds {
-    Creds::started(p.uid, p.euid, p.gid, p.egid)
+    Creds {
+        groups: p.groups.as_deref().map(std::sync::Arc::from),
+        ..Creds::started(p.uid, p.euid, p.gid, p.egid)
+    }
 }
 
 /// One replay thread: its calls in program order.

@@ -165,12 +165,16 @@ impl Mapping {
 
 /// A thread's user and group ids (each thread has its own, as in the
 /// kernel; glibc's `setuid` makes every thread call it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Creds {
     /// Real, effective, saved and file-system user ids.
     pub uid: [u32; 4],
     /// Real, effective, saved and file-system group ids.
     pub gid: [u32; 4],
+    /// Supplementary group ids; `None` where the trace does not say. One
+    /// list per `setgroups`, shared by the copies a fork makes, so a
+    /// thread can tell at a glance whether its list changed.
+    pub groups: Option<Arc<[u32]>>,
 }
 
 /// Index of the effective id in [`Creds`]' arrays.
@@ -185,6 +189,7 @@ impl Creds {
         Creds {
             uid: [uid, euid, euid, euid],
             gid: [gid, egid, egid, egid],
+            groups: None,
         }
     }
 
@@ -277,7 +282,7 @@ impl WeakProc {
             fds: self.fds.upgrade()?,
             fs: self.fs.upgrade()?,
             maps: self.maps.upgrade()?,
-            creds: self.creds,
+            creds: self.creds.clone(),
             aio: self.aio.upgrade()?,
         })
     }
@@ -290,7 +295,7 @@ impl Proc {
             fds: Arc::downgrade(&self.fds),
             fs: Arc::downgrade(&self.fs),
             maps: Arc::downgrade(&self.maps),
-            creds: self.creds,
+            creds: self.creds.clone(),
             aio: Arc::downgrade(&self.aio),
         }
     }
@@ -348,7 +353,7 @@ impl Proc {
             fds,
             fs,
             maps,
-            creds: self.creds,
+            creds: self.creds.clone(),
             aio,
         }
     }

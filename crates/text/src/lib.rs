@@ -101,7 +101,7 @@ impl Renderer {
                     .collect();
                 let _ = write!(
                     s,
-                    "=== process {} {cause}: exe {} argv [{}] cwd {} umask {:03o} uid {} gid {} ppid {}, {} env vars, {} open fds ===",
+                    "=== process {} {cause}: exe {} argv [{}] cwd {} umask {:03o} uid {} gid {}{} ppid {}, {} env vars, {} open fds ===",
                     p.tgid,
                     self.quote(&p.exe, p.exe.len() as u64),
                     argv.join(", "),
@@ -109,6 +109,10 @@ impl Renderer {
                     p.umask,
                     p.uid,
                     p.gid,
+                    p.groups.as_ref().map_or(String::new(), |g| {
+                        let g: Vec<String> = g.iter().map(u32::to_string).collect();
+                        format!(" groups [{}]", g.join(","))
+                    }),
                     p.ppid,
                     p.env.len(),
                     p.fds.len()
@@ -550,6 +554,13 @@ impl Renderer {
             },
             StructType::Int | StructType::Socklen => u32_at(0).map(|v| format!("[{}]", v as i32)),
             StructType::Loff => u64_at(0).map(|v| format!("[{}]", v as i64)),
+            StructType::Gids => Some(format!(
+                "[{}]",
+                d.chunks_exact(4)
+                    .map(|g| u32::from_le_bytes(g.try_into().expect("4 bytes")).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
             StructType::AioContext => u64_at(0).map(|v| format!("[{v:#x}]")),
             StructType::UringParams => uring::Params::parse(d).map(|p| {
                 format!(
@@ -655,6 +666,9 @@ impl Renderer {
                 o.insert("gid".into(), json!(p.gid));
                 o.insert("euid".into(), json!(p.euid));
                 o.insert("egid".into(), json!(p.egid));
+                if let Some(groups) = &p.groups {
+                    o.insert("groups".into(), json!(groups));
+                }
                 o.insert("umask".into(), json!(p.umask));
                 o.insert("cwd".into(), json!(s(&p.cwd)));
                 o.insert("exe".into(), json!(s(&p.exe)));

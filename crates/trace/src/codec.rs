@@ -193,6 +193,12 @@ pub(crate) fn put_record_body(buf: &mut Vec<u8>, d: &mut Delta, r: &Record) -> u
                 put(buf, f.offset);
                 put_bytes(buf, &f.target);
             }
+            if let Some(groups) = &p.groups {
+                put(buf, groups.len() as u64);
+                for &g in groups {
+                    put(buf, g.into());
+                }
+            }
             TAG_PROCESS_START
         }
         Record::ProcessExit(p) => {
@@ -448,6 +454,17 @@ fn decode_start(b: &mut Cursor<'_>, d: &mut Delta) -> Option<Record> {
             target,
         });
     }
+    // Trailing (format 1.3): absent, the trace does not say.
+    let groups = if b.is_empty() {
+        None
+    } else {
+        let n = b.get()?;
+        let mut groups = Vec::with_capacity(n.min(64) as usize);
+        for _ in 0..n {
+            groups.push(b.get_u32()?);
+        }
+        Some(groups)
+    };
     Some(Record::ProcessStart(ProcessStart {
         seq,
         time_ns,
@@ -465,6 +482,7 @@ fn decode_start(b: &mut Cursor<'_>, d: &mut Delta) -> Option<Record> {
         argv,
         env,
         fds,
+        groups,
     }))
 }
 

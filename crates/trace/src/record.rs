@@ -265,6 +265,10 @@ pub struct ProcessStart {
     pub env: Vec<Vec<u8>>,
     /// Open descriptors.
     pub fds: Vec<FdInfo>,
+    /// Supplementary group ids, which permission checks use along with
+    /// `egid`; `None` where the trace does not say (a created process has
+    /// its parent's; format 1.2 and older hold none).
+    pub groups: Option<Vec<u32>>,
 }
 
 /// How a process came under the recorder.

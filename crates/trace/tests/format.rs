@@ -71,6 +71,7 @@ fn sample_records(n: usize, seed: u64) -> Vec<Record> {
                 target: b"/home/u/db".to_vec(),
             },
         ],
+        groups: Some(vec![4, 24, 27]),
     }));
     while out.len() < n {
         seq += 1 + rng.below(2);

@@ -24,6 +24,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define STR_ARRAY_MAX (1 << 16)
 #define IOV_MAX_LEN 1024
 #define LEN_PTR_MAX (64 << 10)
+#define ITEMS_MAX (1 << 16) /* Len::ArgTimes: at most this many items */
 #define CAPTURE_MAX (256ULL << 20)
 #define CHUNK (256 << 10)
 #define NR_MAX 512
@@ -938,6 +939,12 @@ __noinline int capture_param(struct pass *p, __u32 i)
 		case L_FIXED:
 			n = ps.fixed;
 			break;
+		case L_ARG_TIMES: {
+			/* A count of items of `fixed` bytes (a group list). */
+			__u64 items = arg_of(p, ps.len_arg);
+			n = (items < ITEMS_MAX ? items : ITEMS_MAX) * ps.fixed;
+			break;
+		}
 		case L_ARGPTR: {
 			__u64 at = arg_of(p, ps.len_arg);
 			__u32 v = 0;

@@ -136,14 +136,14 @@ enum spec_kind {
 };
 #define DIR_IN 1
 #define DIR_OUT 2
-enum spec_len { L_ARG = 0, L_RET = 1, L_FIXED = 2, L_ARGPTR = 3 };
+enum spec_len { L_ARG = 0, L_RET = 1, L_FIXED = 2, L_ARGPTR = 3, L_ARG_TIMES = 4 };
 
 struct param_spec {
 	__u8 kind;
 	__u8 dir;
 	__u8 len_kind;
-	__u8 len_arg; /* L_ARG/L_ARGPTR: argument index; iovec, iocbs: count index; mapped: length index */
-	__u32 fixed;
+	__u8 len_arg; /* L_ARG/L_ARGPTR/L_ARG_TIMES: argument index; iovec, iocbs: count index; mapped: length index */
+	__u32 fixed;  /* L_FIXED: bytes; L_ARG_TIMES: bytes of one item */
 };
 
 /* call_spec.flags: the call replaces the address space (execve), so an
