@@ -165,6 +165,25 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// The lines of a child's piped stderr as they come, and the thread that
+/// reads them (done once the child closes it).
+fn stderr_lines(
+    child: &mut std::process::Child,
+) -> (
+    std::sync::mpsc::Receiver<String>,
+    std::thread::JoinHandle<()>,
+) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr).lines() {
+            let _ = tx.send(line.expect("stderr is text"));
+        }
+    });
+    (rx, reader)
+}
+
 /// Polls `what` every 20 ms for up to 20 s; fails the test if it never holds.
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let start = std::time::Instant::now();
@@ -208,14 +227,7 @@ fn ebpf_attach_then_detach_leaves_the_program_running() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("reanimator runs");
-    let (tx, rx) = std::sync::mpsc::channel();
-    let stderr = recorder.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        use std::io::BufRead;
-        for line in std::io::BufReader::new(stderr).lines() {
-            let _ = tx.send(line.expect("stderr is text"));
-        }
-    });
+    let (rx, reader) = stderr_lines(&mut recorder);
     // Ctrl-C detaches once the recorder says it is attaching; the trace
     // grows once it has been following the program for a while.
     let first = rx
@@ -342,15 +354,8 @@ fn sigterm_ends_a_recording_a_daemon_holds_open() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("reanimator runs");
-        let stderr = recorder.stderr.take().unwrap();
+        let (rx, reader) = stderr_lines(&mut recorder);
         let recorder = KillOnDrop(recorder);
-        let (tx, rx) = std::sync::mpsc::channel();
-        let reader = std::thread::spawn(move || {
-            use std::io::BufRead;
-            for line in std::io::BufReader::new(stderr).lines() {
-                let _ = tx.send(line.expect("stderr is text"));
-            }
-        });
         let hint = rx
             .recv_timeout(std::time::Duration::from_secs(20))
             .expect("the recorder says why it goes on");
