@@ -135,8 +135,8 @@ impl Acting {
     fn assume(&mut self, creds: Option<&Creds>) {
         let Some(own) = self.own else { return };
         let want = creds.map_or(own, |c| (c.uid[FS], c.gid[FS]));
-        let want_groups = creds.and_then(|c| c.groups.clone());
-        let same_groups = match (&want_groups, &self.now_groups) {
+        let want_groups = creds.and_then(|c| c.groups.as_ref());
+        let same_groups = match (want_groups, &self.now_groups) {
             (Some(a), Some(b)) => Arc::ptr_eq(a, b),
             (None, None) => true,
             _ => false,
@@ -151,7 +151,7 @@ impl Acting {
             libc::syscall(libc::SYS_setfsuid, want.0);
             // Where the trace does not hold the supplementary groups,
             // another user gets none rather than the replayer's.
-            let groups: &[libc::gid_t] = match &want_groups {
+            let groups: &[libc::gid_t] = match want_groups {
                 Some(g) => g,
                 None if want.0 == own.0 => &self.groups,
                 None => &[],
@@ -159,7 +159,7 @@ impl Acting {
             libc::syscall(libc::SYS_setgroups, groups.len(), groups.as_ptr());
         }
         self.now = want;
-        self.now_groups = want_groups;
+        self.now_groups = want_groups.cloned();
     }
 }
 
