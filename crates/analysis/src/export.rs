@@ -175,6 +175,7 @@ pub fn processes_schema() -> SchemaRef {
         field("exit_kind", Utf8, true),
         field("exit_value", Int32, true),
         field("core_dumped", Boolean, true),
+        field("groups", Utf8, true),
     ]))
 }
 
@@ -417,6 +418,7 @@ struct Processes {
     exit_kind: StringBuilder,
     exit_value: Int32Builder,
     core_dumped: BooleanBuilder,
+    groups: StringBuilder,
     rows: usize,
 }
 
@@ -447,6 +449,7 @@ impl Processes {
             exit_kind: StringBuilder::new(),
             exit_value: Int32Builder::new(),
             core_dumped: BooleanBuilder::new(),
+            groups: StringBuilder::new(),
             rows: 0,
         }
     }
@@ -488,6 +491,11 @@ impl Processes {
                 self.exit_kind.append_null();
                 self.exit_value.append_null();
                 self.core_dumped.append_null();
+                self.groups.append_option(
+                    p.groups
+                        .as_ref()
+                        .map(|g| serde_json::Value::from(g.clone()).to_string()),
+                );
             }
             Record::ProcessExit(p) => {
                 self.event.append_value("exit");
@@ -514,6 +522,7 @@ impl Processes {
                 self.exit_kind.append_value(kind);
                 self.exit_value.append_option(value);
                 self.core_dumped.append_value(core);
+                self.groups.append_null();
             }
             _ => return false,
         }
@@ -551,6 +560,7 @@ impl Processes {
         }
         cols.push(Arc::new(self.exit_value.finish()));
         cols.push(Arc::new(self.core_dumped.finish()));
+        cols.push(Arc::new(self.groups.finish()));
         Ok(RecordBatch::try_new(processes_schema(), cols)?)
     }
 }

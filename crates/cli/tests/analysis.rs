@@ -335,6 +335,19 @@ fn export_writes_parquet_and_csv_tables() {
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!(&header[..4], ["seq", "time_ns", "rel_ns", "timestamp"]);
     assert_eq!(lines.count() as u64, calls);
+    // The spawned process's supplementary groups, as a JSON array in the
+    // last column (created processes have their parent's: empty).
+    let processes = std::fs::read_to_string(csv.join("processes.csv")).unwrap();
+    let mut rows = processes.lines();
+    assert!(rows.next().unwrap().ends_with(",groups"));
+    let spawned = rows
+        .find(|r| r.contains(",start,") && r.contains(",spawned,"))
+        .expect("a spawned start row");
+    let groups = spawned.rsplit(',').next().unwrap();
+    assert!(
+        groups.ends_with(']') || groups.ends_with("]\""),
+        "{spawned}"
+    );
     let data = std::fs::read_to_string(csv.join("data.csv")).unwrap();
     // "/dev/zero" as dd opened it, in hex.
     assert!(data.contains(
