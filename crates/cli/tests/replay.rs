@@ -321,6 +321,68 @@ fn git_init_add_commit() {
     );
 }
 
+/// A build, as the brief names it among what users record: `make -j2`
+/// compiling and linking a small C project (compiler processes come and
+/// go in parallel, read headers, write objects and a program), with both
+/// back ends, replayed into an empty root: the same objects and program,
+/// byte for byte.
+#[test]
+fn make_builds_a_small_c_project() {
+    require("make");
+    require("cc");
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut calls = String::new();
+    for i in 1..=6 {
+        std::fs::write(
+            work.join(format!("f{i}.c")),
+            format!("#include \"common.h\"\nint f{i}(int x) {{ return x * {i} + K; }}\n"),
+        )
+        .unwrap();
+        calls.push_str(&format!(" + f{i}({i})"));
+    }
+    std::fs::write(
+        work.join("common.h"),
+        "#define K 7\nint f1(int); int f2(int); int f3(int); int f4(int); int f5(int); int f6(int);\n",
+    )
+    .unwrap();
+    std::fs::write(
+        work.join("main.c"),
+        format!(
+            "#include <stdio.h>\n#include \"common.h\"\nint main(void) {{ printf(\"%d\\n\", 0{calls}); return 0; }}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        work.join("Makefile"),
+        "OBJS = main.o f1.o f2.o f3.o f4.o f5.o f6.o\n\
+         prog: $(OBJS)\n\tcc -o $@ $(OBJS)\n\
+         %.o: %.c common.h\n\tcc -O1 -c $< -o $@\n",
+    )
+    .unwrap();
+    for backend in ["ptrace", "ebpf"] {
+        let _ = Command::new("sh")
+            .current_dir(&work)
+            .args(["-c", "rm -f prog *.o"])
+            .status();
+        let trace = record_with(tmp.path(), &work, backend, &["make", "-j2"]);
+        let built = Command::new(work.join("prog")).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&built.stdout), "133\n", "{backend}");
+        let err = replay_clean(tmp.path(), &trace, &[]);
+        let replayed = tmp
+            .path()
+            .join("root")
+            .join(work.strip_prefix("/").unwrap())
+            .join("prog");
+        assert_eq!(
+            std::fs::read(&replayed).unwrap(),
+            std::fs::read(work.join("prog")).unwrap(),
+            "{backend}: {err}"
+        );
+    }
+}
+
 #[test]
 fn rocksdb_db_bench() {
     require("db_bench");
