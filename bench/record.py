@@ -17,7 +17,8 @@ engine, direct I/O, queue depth 16, two jobs of 4 KiB random reads and
 writes, each over its own 64 MiB file it lays out first, never two
 overlapping requests in flight (replay cannot order such a race; not in
 the default set); (g) the same through fio's io_uring engine (not in the
-default set).
+default set); (h) a build: `make -j2` of a generated C project of 40
+files (not in the default set).
 
 Usage: bench/record.py [--rounds N] [--only a,b] [--dbnum N] [--json FILE]
 Run through bench/record.sh, which installs what it needs and builds.
@@ -66,8 +67,38 @@ wait $server
 """
 
 
+BUILD_FILES = 40
+
+
+def build_project(path):
+    """A C project for (h): BUILD_FILES sources sharing a header, a main
+    calling each, and a Makefile compiling each to an object and linking."""
+    os.makedirs(path, exist_ok=True)
+    names = [f"f{i}" for i in range(BUILD_FILES)]
+    with open(f"{path}/common.h", "w") as f:
+        f.write("#include <string.h>\n#define K 7\n" + "".join(f"int {n}(int);\n" for n in names))
+    for i, n in enumerate(names):
+        with open(f"{path}/{n}.c", "w") as f:
+            f.write(f'#include "common.h"\n'
+                    f"static int table[64];\n"
+                    f"int {n}(int x) {{ for (int k = 0; k < 64; k++) table[k] = x * k + {i}; "
+                    f"return table[x & 63] + K + (int)strlen(\"{n}\"); }}\n")
+    with open(f"{path}/main.c", "w") as f:
+        f.write('#include <stdio.h>\n#include "common.h"\nint main(void) { int s = 0;\n'
+                + "".join(f"  s += {n}({i});\n" for i, n in enumerate(names))
+                + '  printf("%d\\n", s); return 0; }\n')
+    objs = " ".join(f"{n}.o" for n in ["main"] + names)
+    with open(f"{path}/Makefile", "w") as f:
+        f.write(f"OBJS = {objs}\nprog: $(OBJS)\n\tcc -o $@ $(OBJS)\n%.o: %.c common.h\n\tcc -O2 -c $< -o $@\n")
+
+
+def build_outputs(path):
+    return [f"{path}/prog", f"{path}/main.o"] + [f"{path}/f{i}.o" for i in range(BUILD_FILES)]
+
+
 def prepare(work):
     """Builds and writes what the workloads need in `work`."""
+    build_project(f"{work}/build")
     subprocess.run(["cc", "-O2", "-pthread", "-o", f"{work}/mtpwrite", os.path.join(ROOT, "bench/workloads/mtpwrite.c")],
                    check=True)
     sqlite_script(f"{work}/script.sql")
@@ -104,6 +135,8 @@ def workloads(work, dbnum):
               ["fio", "--name=uring", "--ioengine=io_uring", "--direct=1", "--iodepth=16", "--rw=randrw", "--bs=4k",
                "--size=64m", "--numjobs=2", "--serialize_overlap=1", f"--directory={work}", "--output=/dev/null"],
               [f"{work}/uring.0.0", f"{work}/uring.1.0"], None),
+        "h": (f"make -j2 of a {BUILD_FILES}-file C project", ["make", "-s", "-C", f"{work}/build", "-j2"],
+              build_outputs(f"{work}/build"), None),
     }
 
 
