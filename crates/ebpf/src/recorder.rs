@@ -428,10 +428,11 @@ impl<'s> Recorder<'s, '_, '_> {
         Ok(())
     }
 
-    /// Records the paths a call the gate let through unheld names after
-    /// all ([`late_paths`]): a stat, which changed nothing, so the state
-    /// read now is the state it saw unless another thread changed the
-    /// path meanwhile.
+    /// Records the paths a call the gate let through unheld names
+    /// ([`late_paths`]): a query, which changed nothing, so the state read
+    /// now is the state it saw unless another process changed the path
+    /// meanwhile. A relative path whose base is gone (its process was
+    /// killed before the recorder got here) is counted as unreadable.
     fn late_snapshot(&mut self, tid: u32, nr: u32, args: &[u64; 6]) -> Result<(), Error> {
         let Some(row) = catalogue::by_nr(nr).filter(|row| late_paths(row, args)) else {
             return Ok(());
@@ -440,7 +441,17 @@ impl<'s> Recorder<'s, '_, '_> {
             return Ok(());
         };
         let caps = &task.caps;
+        let named = row
+            .params()
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| {
+                p.kind == catalogue::Kind::Path
+                    && caps.entry_bytes(*i as u8).is_some_and(|b| !b.is_empty())
+            })
+            .count();
         let touched = touched_paths(tid as i32, row, args, |arg| caps.entry_bytes(arg));
+        self.snap.unreadable += named.saturating_sub(touched.len()) as u64;
         for (path, need) in touched {
             self.snapshot(&path, need)?;
         }
