@@ -132,8 +132,8 @@ impl Filter {
 /// resolved late: it has no directory descriptor, or it is `AT_FDCWD`
 /// (relative paths are resolved against the process's working directory,
 /// which only calls the gate holds can change, or end: `chdir`, `fchdir`,
-/// `exit`, `exit_group`, `execve`; before releasing one, the recorder
-/// drains the ring, so earlier late paths are resolved first). A gcc
+/// `exit`, `exit_group`; before releasing one, the recorder drains the
+/// ring, so earlier late paths are resolved first). A gcc
 /// build makes about 25,000 path calls, 18,000 of them queries (its
 /// realpath alone is 12,700 `readlink`s), each a round trip to the
 /// recorder when held.
