@@ -165,6 +165,35 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// Starts recording, into `dir/t.rtr`, a shell that starts `sleep 60` in
+/// the background, writes its pid to `dir/child`, then runs `then`.
+fn record_leaving_a_child(
+    dir: &Path,
+    backend: &str,
+    then: &str,
+    stderr: std::process::Stdio,
+) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_reanimator"))
+        .current_dir(dir)
+        .args([
+            "record",
+            "--backend",
+            backend,
+            "-o",
+            "t.rtr",
+            "--",
+            "sh",
+            "-c",
+        ])
+        .arg(format!(
+            "sleep 60 & echo $! > child.tmp; mv child.tmp child{then}"
+        ))
+        .stdout(std::process::Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .expect("reanimator runs")
+}
+
 /// The lines of a child's piped stderr as they come, and the thread that
 /// reads them (done once the child closes it).
 fn stderr_lines(
@@ -296,18 +325,8 @@ fn a_killed_recorder_takes_its_command_along() {
     for backend in ["ebpf", "ptrace"] {
         let dir = tempfile::tempdir().unwrap();
         let child = dir.path().join("child");
-        let mut recorder = Command::new(env!("CARGO_BIN_EXE_reanimator"))
-            .current_dir(dir.path())
-            .args(["record", "--backend", backend, "-o", "t.rtr", "--"])
-            .args([
-                "sh",
-                "-c",
-                "sleep 60 & echo $! > child.tmp; mv child.tmp child; wait",
-            ])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("reanimator runs");
+        let mut recorder =
+            record_leaving_a_child(dir.path(), backend, "; wait", std::process::Stdio::null());
         wait_for("the command's child to start", || child.exists());
         let pid: i32 = std::fs::read_to_string(&child)
             .unwrap()
@@ -342,18 +361,8 @@ fn sigterm_ends_a_recording_a_daemon_holds_open() {
     }
     for backend in ["ebpf", "ptrace"] {
         let dir = tempfile::tempdir().unwrap();
-        let mut recorder = Command::new(env!("CARGO_BIN_EXE_reanimator"))
-            .current_dir(dir.path())
-            .args(["record", "--backend", backend, "-o", "t.rtr", "--"])
-            .args([
-                "sh",
-                "-c",
-                "sleep 60 & echo $! > child.tmp; mv child.tmp child",
-            ])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("reanimator runs");
+        let mut recorder =
+            record_leaving_a_child(dir.path(), backend, "", std::process::Stdio::piped());
         let (rx, reader) = stderr_lines(&mut recorder);
         let recorder = KillOnDrop(recorder);
         let hint = rx

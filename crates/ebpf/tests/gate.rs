@@ -9,8 +9,30 @@ mod common;
 use std::collections::HashMap;
 use std::path::Path;
 
-use reanimator_record::{SnapshotPolicy, Target};
+use reanimator_record::{RecordSummary, SnapshotPolicy, Target};
 use reanimator_trace::{FileKind, PathPhase, PathState, ReadOptions, Reader, Record};
+
+/// Records test program `name` run on `dir` with the eBPF back end (every
+/// initial state with contents) into a trace under `tmp`; the program
+/// must exit 0 (its exit code says what failed).
+fn record_on(tmp: &Path, name: &str, dir: &Path) -> (std::path::PathBuf, RecordSummary) {
+    let exe = common::compile(&common::program(name), &tmp.join(name));
+    let trace = tmp.join("t.rtr");
+    let target = Target::spawn(&[exe.into(), dir.into()]).expect("program found");
+    let summary = common::record(
+        &target,
+        SnapshotPolicy::Contents,
+        &reanimator_ebpf::Options::default(),
+        &trace,
+    )
+    .expect("recording works");
+    assert_eq!(
+        summary.root_status,
+        Some(reanimator_trace::ExitStatus::Exited(0)),
+        "the program reports what failed in its exit code"
+    );
+    (trace, summary)
+}
 
 /// The initial states a trace holds, by path, with their contents.
 fn initial_states(trace: &Path) -> HashMap<Vec<u8>, (PathState, Vec<u8>)> {
@@ -36,7 +58,6 @@ fn initial_states(trace: &Path) -> HashMap<Vec<u8>, (PathState, Vec<u8>)> {
 fn queries_and_read_only_opens_the_gate_lets_through_are_recorded_in_time() {
     common::require_ebpf();
     let tmp = tempfile::tempdir().expect("temporary directory");
-    let exe = common::compile(&common::program("latepaths"), &tmp.path().join("latepaths"));
     let dir = tmp.path().join("work");
     std::fs::create_dir_all(dir.join("sub")).unwrap();
     for (name, bytes) in [
@@ -50,20 +71,7 @@ fn queries_and_read_only_opens_the_gate_lets_through_are_recorded_in_time() {
     }
     std::os::unix::fs::symlink("q.dat", dir.join("link")).unwrap();
 
-    let trace = tmp.path().join("t.rtr");
-    let target = Target::spawn(&[exe.into(), dir.clone().into()]).expect("program found");
-    let summary = common::record(
-        &target,
-        SnapshotPolicy::Contents,
-        &reanimator_ebpf::Options::default(),
-        &trace,
-    )
-    .expect("recording works");
-    assert_eq!(
-        summary.root_status,
-        Some(reanimator_trace::ExitStatus::Exited(0)),
-        "the program reports what failed in its exit code"
-    );
+    let (trace, summary) = record_on(tmp.path(), "latepaths", &dir);
     assert_eq!(summary.snapshot_unreadable, 0);
     assert_eq!(std::fs::read(dir.join("r.dat")).unwrap(), b"new");
 
@@ -97,26 +105,12 @@ fn queries_and_read_only_opens_the_gate_lets_through_are_recorded_in_time() {
 fn a_stat_the_gate_lets_through_still_records_the_path_it_names() {
     common::require_ebpf();
     let tmp = tempfile::tempdir().expect("temporary directory");
-    let exe = common::compile(&common::program("emptypath"), &tmp.path().join("emptypath"));
     let dir = tmp.path().join("work");
     std::fs::create_dir(&dir).unwrap();
     let old = dir.join("old.dat");
     std::fs::write(&old, b"old contents").unwrap();
 
-    let trace = tmp.path().join("t.rtr");
-    let target = Target::spawn(&[exe.into(), dir.clone().into()]).expect("program found");
-    let summary = common::record(
-        &target,
-        SnapshotPolicy::Contents,
-        &reanimator_ebpf::Options::default(),
-        &trace,
-    )
-    .expect("recording works");
-    assert_eq!(
-        summary.root_status,
-        Some(reanimator_trace::ExitStatus::Exited(0)),
-        "the program reports what failed in its exit code"
-    );
+    let (trace, _) = record_on(tmp.path(), "emptypath", &dir);
     assert_eq!(std::fs::read(&old).unwrap(), b"new");
 
     let old_path = old.as_os_str().as_encoded_bytes().to_vec();
