@@ -366,3 +366,142 @@ pub(crate) fn read_path(pid: i32, addr: u64) -> Option<Vec<u8>> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{late_paths, Filter, Rule, AUDIT_ARCH_X86_64};
+    use reanimator_catalogue::{all, Kind};
+
+    /// Runs the filter on one call, as the kernel's classic-BPF
+    /// interpreter would: the instructions it uses, over `seccomp_data`.
+    fn verdict(filter: &Filter, arch: u32, nr: u32, args: [u64; 6]) -> u32 {
+        let word = |off: u32| -> u32 {
+            match off {
+                0 => nr,
+                4 => arch,
+                o if o >= 16 && (o - 16) % 8 == 0 => args[((o - 16) / 8) as usize] as u32,
+                o => panic!("load at {o}"),
+            }
+        };
+        let (mut pc, mut acc) = (0usize, 0u32);
+        loop {
+            let i = filter.0[pc];
+            let code = u32::from(i.code);
+            pc += 1;
+            match code {
+                c if c == libc::BPF_LD | libc::BPF_W | libc::BPF_ABS => acc = word(i.k),
+                c if c == libc::BPF_RET | libc::BPF_K => return i.k,
+                c if c == libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K => {
+                    pc += usize::from(if acc == i.k { i.jt } else { i.jf });
+                }
+                c if c == libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K => {
+                    pc += usize::from(if acc & i.k != 0 { i.jt } else { i.jf });
+                }
+                c => panic!("instruction {c:#x}"),
+            }
+        }
+    }
+
+    const HOLD: u32 = libc::SECCOMP_RET_USER_NOTIF;
+    const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
+    const CWD: u64 = libc::AT_FDCWD as u64;
+
+    #[test]
+    fn the_filter_holds_what_may_change_a_path_and_passes_the_rest() {
+        let f = Filter::new();
+        let call = |nr: i64, args: [u64; 6]| verdict(&f, AUDIT_ARCH_X86_64, nr as u32, args);
+        let rdonly = libc::O_RDONLY as u64;
+        let write = (libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC) as u64;
+        for (what, nr, args, want) in [
+            (
+                "openat, read-only, at cwd",
+                libc::SYS_openat,
+                [CWD, 1, rdonly, 0, 0, 0],
+                ALLOW,
+            ),
+            (
+                "openat, for writing",
+                libc::SYS_openat,
+                [CWD, 1, write, 0, 0, 0],
+                HOLD,
+            ),
+            (
+                "openat, O_RDWR",
+                libc::SYS_openat,
+                [CWD, 1, 2, 0, 0, 0],
+                HOLD,
+            ),
+            (
+                "openat, O_TMPFILE",
+                libc::SYS_openat,
+                [CWD, 1, 0o20200000, 0, 0, 0],
+                HOLD,
+            ),
+            (
+                "openat, read-only, at a dirfd",
+                libc::SYS_openat,
+                [5, 1, rdonly, 0, 0, 0],
+                HOLD,
+            ),
+            (
+                "open, read-only",
+                libc::SYS_open,
+                [1, rdonly, 0, 0, 0, 0],
+                ALLOW,
+            ),
+            ("creat", libc::SYS_creat, [1, 0o644, 0, 0, 0, 0], HOLD),
+            ("readlink", libc::SYS_readlink, [1, 2, 3, 0, 0, 0], ALLOW),
+            (
+                "newfstatat at cwd",
+                libc::SYS_newfstatat,
+                [CWD, 1, 2, 0, 0, 0],
+                ALLOW,
+            ),
+            (
+                "newfstatat at a dirfd",
+                libc::SYS_newfstatat,
+                [5, 1, 2, 0, 0, 0],
+                HOLD,
+            ),
+            (
+                "fstat as glibc makes it",
+                libc::SYS_newfstatat,
+                [5, 1, 2, 0x1000, 0, 0],
+                ALLOW,
+            ),
+            ("unlink", libc::SYS_unlink, [1, 0, 0, 0, 0, 0], HOLD),
+            ("execve", libc::SYS_execve, [1, 2, 3, 0, 0, 0], HOLD),
+            ("fchdir", libc::SYS_fchdir, [3, 0, 0, 0, 0, 0], HOLD),
+            ("exit_group", libc::SYS_exit_group, [0; 6], HOLD),
+            ("read", libc::SYS_read, [0, 1, 2, 0, 0, 0], ALLOW),
+        ] {
+            assert_eq!(call(nr, args), want, "{what}");
+        }
+        assert_eq!(
+            verdict(&f, 0x4000_0003, libc::SYS_unlink as u32, [0; 6]),
+            ALLOW
+        );
+    }
+
+    /// What the filter lets through with a path is exactly what the
+    /// recorder records late, for every call of the catalogue.
+    #[test]
+    fn late_paths_are_the_paths_the_filter_lets_through() {
+        let f = Filter::new();
+        let flags = [0u64, libc::O_WRONLY as u64, libc::AT_EMPTY_PATH as u64];
+        for row in all() {
+            let has_path = row.params().iter().any(|p| p.kind == Kind::Path);
+            for dirfd in [libc::AT_FDCWD as u64, 5] {
+                for &flag in &flags {
+                    let args = [dirfd, 1, flag, flag, flag, flag];
+                    let passes = verdict(&f, AUDIT_ARCH_X86_64, row.nr, args) == ALLOW;
+                    if has_path {
+                        assert_eq!(passes, late_paths(row, &args), "{} {args:?}", row.name);
+                    } else {
+                        assert_eq!(passes, Rule::of(row).is_none(), "{}", row.name);
+                    }
+                }
+            }
+        }
+    }
+}
