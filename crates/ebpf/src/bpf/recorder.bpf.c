@@ -1026,29 +1026,27 @@ static __always_inline __u64 ring_item(struct ring_walk *w, __u32 i)
 	return w->table + (__u64)slot * w->stride;
 }
 
-/* The parts of a remembered read, from part `from`: each captured (with
- * `emit`: the `left` bytes the read brought in, spread over the `parts`
- * parts in order, as capture elems `elem` on, of the call `c` is a
- * capture of) and forgotten. Also the bpf_loop context. */
+/* The parts of a remembered read, each captured (the `left` bytes the
+ * read brought in, spread over the `parts` parts in order, as capture
+ * elems `elem` on, of the call `c` is a capture of) and forgotten. Also
+ * the bpf_loop context. */
 struct read_parts {
 	struct cap c;
 	struct uring_read_key k;
 	__u64 left;
-	__u32 from;
 	__u32 elem;
-	__u32 emit;
 	__u32 parts;
 };
 
 static long read_part_cb(__u64 j, struct read_parts *r)
 {
-	r->k.part = r->from + j;
+	r->k.part = j;
 	struct uring_read *v = bpf_map_lookup_elem(&uring_reads, &r->k);
 	if (!v)
 		return 0;
 	/* (Part 0 of a READV whose iovec array could not be read has no
 	 * memory: it only says so.) */
-	if (r->emit && r->k.part < r->parts) {
+	if (j < r->parts) {
 		__u64 len = v->len;
 		__u64 present = len < r->left ? len : r->left;
 		r->left -= present;
@@ -1063,8 +1061,8 @@ static long read_part_cb(__u64 j, struct read_parts *r)
 	return 0;
 }
 
-/* Takes (captures with `emit`, and forgets) the read with the key's
- * user_data, if one is remembered. A function of its own, which the
+/* Takes (captures, and forgets) the read with the key's user_data, if
+ * one is remembered. A function of its own, which the
  * verifier checks once: inlined into the walks, whose callbacks it checks
  * over and over, it made loading the recorder take a tenth of a second. */
 __noinline int take_read(struct read_parts *in)
@@ -1079,7 +1077,6 @@ __noinline int take_read(struct read_parts *in)
 	__u32 parts = v->parts;
 	if (parts > IOV_MAX_LEN)
 		parts = IOV_MAX_LEN;
-	r.from = 0;
 	r.parts = parts;
 	bpf_loop(parts ? parts : 1, read_part_cb, &r, 0);
 	return 0;
@@ -1316,9 +1313,12 @@ static long cqe_cb(__u64 n, struct ring_walk *w)
 		.k = { .ring = w->ring, .user_data = cqe[0] },
 		.left = res > 0 ? res : 0,
 		.elem = ((k + 1) << AIO_SHIFT) | 1,
-		.emit = res > 0,
 	};
-	take_read(&r);
+	/* A read that brought nothing in has nothing to capture. */
+	if (res > 0)
+		take_read(&r);
+	else
+		forget_parts(&r.k, 0, 0);
 	return 0;
 }
 
