@@ -380,6 +380,13 @@ pub enum Len {
     ArgTimes(u8, u8),
 }
 
+/// The group ids of a [`StructType::Gids`] array, for showing it and for
+/// replay to act with them.
+pub fn gids(list: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    list.chunks_exact(4)
+        .map(|g| u32::from_le_bytes(g.try_into().expect("chunks of 4 bytes")))
+}
+
 /// Structures the catalogue knows by layout, for decoding and verification.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StructType {
@@ -444,7 +451,7 @@ pub enum StructType {
     AioContext,
     /// `struct io_uring_params` ([`uring::Params`]).
     UringParams,
-    /// `gid_t[]`, an array of group ids (setgroups).
+    /// `gid_t[]`, an array of group ids (setgroups; [`gids`]).
     Gids,
     /// Opaque bytes of a known size (ioctl argument structs and the like).
     Opaque,

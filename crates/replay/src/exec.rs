@@ -1352,11 +1352,7 @@ impl Thread<'_> {
                         .capture(1, Role::Entry)
                         .filter(|cap| cap.captured == cap.len)
                         .and_then(|cap| cap.data.as_deref())
-                        .map(|d| {
-                            d.chunks_exact(4)
-                                .map(|g| u32::from_le_bytes(g.try_into().expect("4 bytes")))
-                                .collect()
-                        });
+                        .map(|d| catalogue::gids(d).collect());
                 }
                 Outcome::Simulated(None)
             }

@@ -556,8 +556,8 @@ impl Renderer {
             StructType::Loff => u64_at(0).map(|v| format!("[{}]", v as i64)),
             StructType::Gids => Some(format!(
                 "[{}]",
-                d.chunks_exact(4)
-                    .map(|g| u32::from_le_bytes(g.try_into().expect("4 bytes")).to_string())
+                catalogue::gids(d)
+                    .map(|g| g.to_string())
                     .collect::<Vec<_>>()
                     .join(", ")
             )),
