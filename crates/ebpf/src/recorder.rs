@@ -585,12 +585,12 @@ impl<'s> Recorder<'s, '_, '_> {
                     me = cell.borrow_mut();
                 }
             }
-            if root.is_none() && stop_requested() {
+            if stop_requested() && root.is_none() {
                 drop(me);
                 return self_detach(&cell, &ring);
             }
-            if root.is_some() && stop_requested() {
-                // SIGTERM: end what runs (it could not run on without the
+            if stop_requested() {
+                // Spawned, SIGTERM: end what runs (it could not run on without the
                 // recorder: its path gate would fail every call) and record
                 // its end as usual. Again at each round, for late forks.
                 let killed = signal_each(map_fd(&me.skel.maps.traced), libc::SIGKILL);

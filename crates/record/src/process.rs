@@ -260,30 +260,6 @@ fn read_mem_vm(pid: i32, addr: u64, buf: &mut [u8]) -> usize {
     done
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn exit_codes_decode_as_wait_does() {
-        assert_eq!(exit_status(3 << 8), ExitStatus::Exited(3));
-        assert_eq!(
-            exit_status(libc::SIGKILL),
-            ExitStatus::Killed {
-                signal: libc::SIGKILL,
-                core: false
-            }
-        );
-        assert_eq!(
-            exit_status(libc::SIGSEGV | 0x80),
-            ExitStatus::Killed {
-                signal: libc::SIGSEGV,
-                core: true
-            }
-        );
-    }
-}
-
 /// How long the spawned command's leftover processes run before the
 /// recorder says why it is still going.
 const LEFT_BEHIND_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
@@ -314,5 +290,29 @@ impl LeftBehind {
                 std::process::id()
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_decode_as_wait_does() {
+        assert_eq!(exit_status(3 << 8), ExitStatus::Exited(3));
+        assert_eq!(
+            exit_status(libc::SIGKILL),
+            ExitStatus::Killed {
+                signal: libc::SIGKILL,
+                core: false
+            }
+        );
+        assert_eq!(
+            exit_status(libc::SIGSEGV | 0x80),
+            ExitStatus::Killed {
+                signal: libc::SIGSEGV,
+                core: true
+            }
+        );
     }
 }
