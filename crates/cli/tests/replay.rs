@@ -297,6 +297,62 @@ opendir(D, "src/a"); @e = readdir D; closedir D; utime 1, 2, "p.txt"; unlink "p.
     }
 }
 
+/// `du`, `stat` and `ls -l` only ask what files are: a file nothing reads
+/// is recorded at its size without its contents and replays clean, while
+/// one read later has its contents recorded then. Both back ends.
+#[test]
+fn files_only_queried_replay_clean_without_their_contents() {
+    for tool in ["du", "stat", "ls", "cat"] {
+        require(tool);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(work.join("tree/sub")).unwrap();
+    let bytes = |seed: u32| -> Vec<u8> {
+        (0..3_000_000u32)
+            .map(|i| (i.wrapping_add(seed).wrapping_mul(2_654_435_761) >> 11) as u8)
+            .collect()
+    };
+    std::fs::write(work.join("tree/big"), bytes(1)).unwrap();
+    std::fs::write(work.join("tree/sub/deep"), bytes(2)).unwrap();
+    std::fs::write(work.join("tree/read_later"), bytes(3)).unwrap();
+    let script = "du -a tree > du.txt; stat -c %s tree/big tree/read_later > sizes; \
+                  ls -lR tree > ls.txt; cat tree/read_later > copy";
+    for backend in ["ptrace", "ebpf"] {
+        let trace = record_with(tmp.path(), &work, backend, &["sh", "-c", script]);
+        // Whole paths: the temporary directory's are longer than 32 bytes.
+        let out = Command::new(bin())
+            .args(["dump", "-s", "4096"])
+            .arg(&trace)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "dump: {}", show(&out));
+        let text = String::from_utf8_lossy(&out.stdout);
+        let data_of = |name: &str| -> usize {
+            text.lines()
+                .filter(|l| l.contains("*** path data") && l.contains(&format!("/tree/{name}\"")))
+                .count()
+        };
+        assert_eq!(
+            (data_of("big"), data_of("sub/deep")),
+            (0, 0),
+            "{backend}: queried files' contents were recorded"
+        );
+        assert_eq!(
+            data_of("read_later"),
+            3,
+            "{backend}: 3 MB read later, in 1 MiB pieces"
+        );
+        replay_clean(tmp.path(), &trace, &[]);
+        let copy = tmp
+            .path()
+            .join("root")
+            .join(work.strip_prefix("/").unwrap())
+            .join("copy");
+        assert_eq!(std::fs::read(copy).unwrap(), bytes(3), "{backend}");
+    }
+}
+
 #[test]
 fn git_init_add_commit() {
     require("git");

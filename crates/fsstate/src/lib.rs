@@ -30,4 +30,4 @@ pub use paths::{is_pseudo, join, join_as_called};
 pub use prepare::{PrepareReport, Preparer};
 pub use root::{cstring, fd_path, Root};
 pub use snapshot::{Need, SnapshotPolicy, Snapshotter};
-pub use state::{after_state_like, compare, path_state};
+pub use state::{after_state_like, compare, path_state, unsummed_after_state};

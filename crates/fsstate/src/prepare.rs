@@ -33,6 +33,10 @@ pub struct Preparer<'r> {
     /// Directory modes, applied last so read-only directories do not stop
     /// their children from being created.
     dir_modes: Vec<(Vec<u8>, u32)>,
+    /// File capabilities (`security.capability`), set last: the kernel
+    /// drops them when the file is written or changes owner, which
+    /// preparing does after a state is applied.
+    capabilities: Vec<(Vec<u8>, Vec<u8>)>,
     /// The recorded state of `/` was applied to the root itself.
     root_state_applied: bool,
     report: PrepareReport,
@@ -57,6 +61,7 @@ impl<'r> Preparer<'r> {
             // SAFETY: geteuid cannot fail.
             is_root: unsafe { libc::geteuid() } == 0,
             dir_modes: Vec::new(),
+            capabilities: Vec::new(),
             root_state_applied: false,
             report: PrepareReport::default(),
         }
@@ -211,23 +216,13 @@ impl<'r> Preparer<'r> {
         Ok(())
     }
 
-    fn set_xattrs(&self, fd: &OwnedFd, s: &PathState) {
-        let p = fd_path(fd.as_fd());
+    fn set_xattrs(&mut self, fd: &OwnedFd, s: &PathState) {
         for (name, value) in &s.xattrs {
-            let Ok(n) = std::ffi::CString::new(name.as_slice()) else {
-                continue;
-            };
-            // SAFETY: valid C strings and buffer. Failures (unsupported
-            // namespaces) show up in the final-state check.
-            unsafe {
-                libc::setxattr(
-                    p.as_ptr(),
-                    n.as_ptr(),
-                    value.as_ptr().cast(),
-                    value.len(),
-                    0,
-                )
-            };
+            if name == CAPABILITY {
+                self.capabilities.push((s.path.clone(), value.clone()));
+            } else {
+                set_xattr(fd, name, value);
+            }
         }
     }
 
@@ -245,6 +240,11 @@ impl<'r> Preparer<'r> {
             cvt(unsafe { libc::fchmodat(dir.as_raw_fd(), name.as_ptr(), *mode, 0) })?;
         }
         self.dir_modes.clear();
+        for (path, value) in std::mem::take(&mut self.capabilities) {
+            if let Ok(fd) = self.root.locate(&path, false) {
+                set_xattr(&fd, CAPABILITY, &value);
+            }
+        }
         if self.is_root && !self.root_state_applied {
             // A root made private (`mktemp -d`) would refuse every traced
             // process that replay acts as another user for.
@@ -261,6 +261,28 @@ impl<'r> Preparer<'r> {
         }
         Ok(std::mem::take(&mut self.report))
     }
+}
+
+/// The extended attribute holding a file's capabilities.
+const CAPABILITY: &[u8] = b"security.capability";
+
+/// Sets one extended attribute on what `fd` holds. Failures (unsupported
+/// namespaces) show up in the final-state check.
+fn set_xattr(fd: &OwnedFd, name: &[u8], value: &[u8]) {
+    let Ok(n) = std::ffi::CString::new(name) else {
+        return;
+    };
+    let p = fd_path(fd.as_fd());
+    // SAFETY: valid C strings and buffer.
+    unsafe {
+        libc::setxattr(
+            p.as_ptr(),
+            n.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
 }
 
 /// Removes `name` in `dir` (recursively for directories), never following

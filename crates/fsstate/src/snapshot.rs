@@ -13,7 +13,7 @@ use reanimator_trace::{
 
 use crate::paths::{is_pseudo, join};
 use crate::root::Root;
-use crate::state::{path_state, reopen};
+use crate::state::{path_state, reopen, unsummed_after_state};
 
 /// Bytes of file contents per path-data record.
 const PIECE: usize = 1 << 20;
@@ -34,6 +34,11 @@ pub enum SnapshotPolicy {
 /// What a call needs of the path it names, as it was before the call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Need {
+    /// What the path is, not its contents, which the call does not look
+    /// at (`stat`, `access`, `readlink`): a later call that needs them
+    /// records them then, and if none does, the manifest does not sum
+    /// them. `du` or `find` of a tree records no file's contents.
+    Query,
     /// What the path is, not its contents: the call truncates it.
     Metadata,
     /// A regular file's contents too.
@@ -54,6 +59,13 @@ pub struct Snapshotter {
     touched: BTreeSet<Vec<u8>>,
     /// Directories whose entries were recorded.
     listed: HashSet<Vec<u8>>,
+    /// Regular files recorded without contents because only queries
+    /// named them so far ([`Need::Query`]), by resolved path.
+    unread: HashSet<Vec<u8>>,
+    /// Paths the trace named with queries only, with the file each
+    /// resolved to: if that file stays in `unread`, the manifest does not
+    /// sum it.
+    queried: HashMap<Vec<u8>, Vec<u8>>,
     /// Before-states recorded.
     pub paths: u64,
     /// Content bytes recorded.
@@ -72,6 +84,8 @@ impl Snapshotter {
             seen: HashMap::new(),
             touched: BTreeSet::new(),
             listed: HashSet::new(),
+            unread: HashSet::new(),
+            queried: HashMap::new(),
             paths: 0,
             bytes: 0,
             unreadable: 0,
@@ -90,8 +104,8 @@ impl Snapshotter {
     /// before-state for each entry it holds that the trace has not named
     /// yet, without contents, the first time: a replay lists it with the
     /// same names and kinds. An entry the trace named and found absent is
-    /// left out (the trace made it); one named later gets its full state
-    /// then.
+    /// left out (the trace made it); a file's contents are recorded when a
+    /// call that may look at them names it, as after a [`Need::Query`].
     pub fn touch(
         &mut self,
         abs_path: &[u8],
@@ -103,7 +117,12 @@ impl Snapshotter {
         if is_pseudo(abs_path) {
             return;
         }
-        self.touched.insert(join(b"/", abs_path));
+        let name = join(b"/", abs_path);
+        let first = self.touched.insert(name.clone());
+        let query_only = need == Need::Query && (first || self.queried.contains_key(&name));
+        if !query_only {
+            self.queried.remove(&name);
+        }
         if self.policy == SnapshotPolicy::Off {
             return;
         }
@@ -131,14 +150,26 @@ impl Snapshotter {
             }
             let last = pending.is_empty();
             let (kind, target) = match self.seen.get(&cand) {
-                Some(k) => k.clone(),
+                Some(k) => {
+                    let k = k.clone();
+                    if last && need != Need::Query && self.unread.remove(&cand) {
+                        self.read_late(&cand, need, next_seq, time_ns, out);
+                    }
+                    k
+                }
                 None => {
-                    let contents = last && need != Need::Metadata;
+                    let contents = last && !matches!(need, Need::Metadata | Need::Query);
                     let k = self.record(&cand, contents, next_seq, time_ns, out);
+                    if last && need == Need::Query && k.0 == FileKind::Regular {
+                        self.unread.insert(cand.clone());
+                    }
                     self.seen.insert(cand.clone(), k.clone());
                     k
                 }
             };
+            if last && query_only && kind == FileKind::Regular {
+                self.queried.insert(name.clone(), cand.clone());
+            }
             match kind {
                 FileKind::Absent => {
                     // The trace made this component (or nothing is below
@@ -171,6 +202,30 @@ impl Snapshotter {
         }
     }
 
+    /// Records the contents of `file`, which only queries named before
+    /// (so they are still as they were), now that a call may look at or
+    /// change them: a second before-state, which replay applies over the
+    /// first. A call that truncates it needs none. If the file is no
+    /// longer there (the trace renamed a directory above it), what is
+    /// there now is the trace's own doing and is not recorded.
+    fn read_late(
+        &mut self,
+        file: &[u8],
+        need: Need,
+        next_seq: &mut dyn FnMut() -> u64,
+        time_ns: u64,
+        out: &mut dyn FnMut(Record),
+    ) {
+        if need == Need::Metadata || self.policy != SnapshotPolicy::Contents {
+            return;
+        }
+        if path_state(&self.host, file, PathPhase::Before)
+            .is_ok_and(|s| s.kind == FileKind::Regular)
+        {
+            self.record(file, true, next_seq, time_ns, out);
+        }
+    }
+
     /// Records the entries of directory `dir` the trace has not named.
     fn list(
         &mut self,
@@ -190,7 +245,11 @@ impl Snapshotter {
             path.push(b'/');
             path.extend_from_slice(e.file_name().as_bytes());
             if !self.seen.contains_key(&path) {
-                self.record(&path, false, next_seq, time_ns, out);
+                let k = self.record(&path, false, next_seq, time_ns, out);
+                if k.0 == FileKind::Regular {
+                    self.unread.insert(path.clone());
+                }
+                self.seen.insert(path, k);
             }
         }
     }
@@ -296,7 +355,13 @@ impl Snapshotter {
         out: &mut dyn FnMut(Record),
     ) {
         for p in &self.touched {
-            if let Ok(mut s) = path_state(&self.host, p, PathPhase::After) {
+            let unread = self.queried.get(p).is_some_and(|f| self.unread.contains(f));
+            let state = if unread {
+                unsummed_after_state(&self.host, p)
+            } else {
+                path_state(&self.host, p, PathPhase::After)
+            };
+            if let Ok(mut s) = state {
                 s.seq = next_seq();
                 s.time_ns = time_ns;
                 out(Record::PathState(s));

@@ -52,23 +52,48 @@ pub(crate) fn kind_of(mode: u32) -> FileKind {
 /// of regular files carry the piece sum of their contents. `seq` and
 /// `time_ns` are left 0 for the caller.
 pub fn path_state(root: &Root, path: &[u8], phase: PathPhase) -> io::Result<PathState> {
-    state(root, path, phase, false)
+    let sum = (phase == PathPhase::After).then_some(Sum::Pieces);
+    state(root, path, phase, sum)
+}
+
+/// The after-state of `path` without a sum of its contents: for a file
+/// whose contents the trace never needed, which replay recreates
+/// zero-filled and so cannot compare.
+pub fn unsummed_after_state(root: &Root, path: &[u8]) -> io::Result<PathState> {
+    let mut s = state(root, path, PathPhase::After, None)?;
+    if s.kind == FileKind::Regular {
+        s.content = ContentNote::Skipped;
+    }
+    Ok(s)
 }
 
 /// The after-state of `path` with its contents summed the way `like` is (a
-/// manifest written in format 1.1 sums whole contents), so the two compare.
+/// manifest written in format 1.1 sums whole contents), so the two compare;
+/// not summed at all if `like` is no sum (nothing to compare it with).
 pub fn after_state_like(
     root: &Root,
     path: &[u8],
     like: Option<ContentHash>,
 ) -> io::Result<PathState> {
-    let whole = matches!(like, Some(ContentHash::Whole(_)));
-    state(root, path, PathPhase::After, whole)
+    let sum = match like {
+        Some(ContentHash::Whole(_)) => Some(Sum::Whole),
+        Some(ContentHash::Pieces(_)) => Some(Sum::Pieces),
+        None => None,
+    };
+    state(root, path, PathPhase::After, sum)
 }
 
-/// [`path_state`], summing an after-state's contents whole (format 1.1)
-/// or piece by piece.
-fn state(root: &Root, path: &[u8], phase: PathPhase, whole: bool) -> io::Result<PathState> {
+/// How a regular file's contents are summed.
+#[derive(Clone, Copy)]
+enum Sum {
+    /// Whole (format 1.1).
+    Whole,
+    /// Piece by piece (format 1.2 on).
+    Pieces,
+}
+
+/// [`path_state`], summing a regular file's contents as `sum` says.
+fn state(root: &Root, path: &[u8], phase: PathPhase, sum: Option<Sum>) -> io::Result<PathState> {
     let mut s = PathState {
         seq: 0,
         time_ns: 0,
@@ -99,12 +124,11 @@ fn state(root: &Root, path: &[u8], phase: PathPhase, whole: bool) -> io::Result<
         FileKind::Symlink => s.target = readlink_fd(&fd)?,
         FileKind::Regular | FileKind::Directory => {
             s.xattrs = xattrs(&fd);
-            if s.kind == FileKind::Regular && phase == PathPhase::After {
+            if let (FileKind::Regular, Some(sum)) = (s.kind, sum) {
                 let f = reopen(&fd)?;
-                s.hash = Some(if whole {
-                    ContentHash::Whole(hash_whole(&f)?)
-                } else {
-                    ContentHash::Pieces(hash_pieces(&f)?)
+                s.hash = Some(match sum {
+                    Sum::Whole => ContentHash::Whole(hash_whole(&f)?),
+                    Sum::Pieces => ContentHash::Pieces(hash_pieces(&f)?),
                 });
             }
         }

@@ -310,3 +310,170 @@ fn a_path_that_climbs_out_of_a_directory_the_trace_made_records_what_it_reaches(
     assert!(named.contains(&f.as_os_str().as_bytes()), "{named:?}");
     assert!(!named.iter().any(|p| p.ends_with(b"/r/new")), "{named:?}");
 }
+
+/// Emits `snap`'s manifest.
+fn manifest(snap: &Snapshotter) -> Vec<reanimator_trace::PathState> {
+    let mut seq = 0;
+    let mut out = Vec::new();
+    snap.manifest(
+        &mut || {
+            seq += 1;
+            seq
+        },
+        0,
+        &mut |r| {
+            if let Record::PathState(s) = r {
+                out.push(s)
+            }
+        },
+    );
+    out
+}
+
+/// `du`, `find` and `ls -l` only ask what files are: their contents are
+/// recorded by the first call that may look at them, and the manifest does
+/// not sum the contents of a file nothing but queries named.
+#[test]
+fn files_only_queried_are_recorded_without_contents_until_a_call_needs_them() {
+    let src = tempfile::tempdir().unwrap();
+    let base = src.path();
+    for f in ["stat_only", "then_read", "then_truncated"] {
+        std::fs::write(base.join(f), format!("contents of {f}")).unwrap();
+    }
+    symlink("then_read", base.join("link")).unwrap();
+    let mut snap = Snapshotter::new(SnapshotPolicy::Contents).unwrap();
+    let mut records = Vec::new();
+    let all = ["stat_only", "then_read", "then_truncated", "link"].map(|f| base.join(f));
+    touch(
+        &mut snap,
+        &mut records,
+        &all.each_ref().map(|p| p.as_path()),
+        Need::Query,
+    );
+    touch(
+        &mut snap,
+        &mut records,
+        &all.each_ref().map(|p| p.as_path()),
+        Need::Query,
+    );
+    assert!(
+        !records.iter().any(|r| matches!(r, Record::PathData(_))),
+        "queries record no contents"
+    );
+    // A read through the link records the file's contents then; a
+    // truncating open needs none.
+    touch(
+        &mut snap,
+        &mut records,
+        &[&base.join("link")],
+        Need::Entries,
+    );
+    touch(
+        &mut snap,
+        &mut records,
+        &[&base.join("then_truncated")],
+        Need::Metadata,
+    );
+    std::fs::write(base.join("then_truncated"), b"new").unwrap();
+
+    let st = states(&records);
+    let of = |name: &str| -> Vec<_> {
+        let p = base.join(name);
+        st.iter()
+            .filter(|s| s.path == p.as_os_str().as_bytes())
+            .map(|s| s.content)
+            .collect()
+    };
+    assert_eq!(of("stat_only"), [ContentNote::Skipped]);
+    assert_eq!(
+        of("then_read"),
+        [ContentNote::Skipped, ContentNote::Complete]
+    );
+    assert_eq!(of("then_truncated"), [ContentNote::Skipped]);
+    let data: Vec<&[u8]> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::PathData(d) => d.data.data.as_deref(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(data, [&b"contents of then_read"[..]]);
+
+    let sums: Vec<_> = manifest(&snap)
+        .into_iter()
+        .filter(|s| s.kind == FileKind::Regular)
+        .map(|s| {
+            (
+                s.path.rsplit(|&b| b == b'/').next().unwrap().to_vec(),
+                s.hash.is_some(),
+            )
+        })
+        .collect();
+    let want: Vec<(Vec<u8>, bool)> = [
+        ("stat_only", false),
+        ("then_read", true),
+        ("then_truncated", true),
+    ]
+    .map(|(n, s)| (n.as_bytes().to_vec(), s))
+    .into();
+    let mut sums = sums;
+    sums.sort();
+    assert_eq!(sums, want);
+
+    // Prepared, the queried file has its size and the read one its bytes.
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::open(dir.path()).unwrap();
+    let mut prep = Preparer::new(&root, false);
+    for r in &records {
+        prep.apply(r).unwrap();
+    }
+    prep.finish().unwrap();
+    let inside = dir.path().join(base.strip_prefix("/").unwrap());
+    assert_eq!(
+        std::fs::read(inside.join("then_read")).unwrap(),
+        b"contents of then_read"
+    );
+    assert_eq!(
+        std::fs::metadata(inside.join("stat_only")).unwrap().len(),
+        "contents of stat_only".len() as u64
+    );
+}
+
+/// The kernel drops a file's capabilities when it is written or changes
+/// owner, both of which preparing does after applying a state.
+#[test]
+fn file_capabilities_survive_preparation() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED file_capabilities_survive_preparation: needs root (CAP_SETFCAP)");
+        return;
+    }
+    let src = tempfile::tempdir().unwrap();
+    let f = src.path().join("helper");
+    std::fs::write(&f, b"\x7fELF not really").unwrap();
+    // VFS_CAP_REVISION_2 with CAP_NET_BIND_SERVICE permitted.
+    let cap: [u8; 20] = [1, 0, 0, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    let path = std::ffi::CString::new(f.as_os_str().as_bytes()).unwrap();
+    let r = unsafe {
+        libc::setxattr(
+            path.as_ptr(),
+            c"security.capability".as_ptr(),
+            cap.as_ptr().cast(),
+            cap.len(),
+            0,
+        )
+    };
+    assert_eq!(r, 0, "setxattr: {}", std::io::Error::last_os_error());
+    let (_, records) = snapshot(SnapshotPolicy::Contents, &[&f]);
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::open(dir.path()).unwrap();
+    let mut prep = Preparer::new(&root, false);
+    for r in &records {
+        prep.apply(r).unwrap();
+    }
+    prep.finish().unwrap();
+    let host = Root::host().unwrap();
+    let want = path_state(&host, f.as_os_str().as_bytes(), PathPhase::After).unwrap();
+    let got = path_state(&root, f.as_os_str().as_bytes(), PathPhase::After).unwrap();
+    assert_eq!(want.xattrs.len(), 1);
+    assert_eq!(compare(&want, &got, true), Vec::<String>::new());
+}
