@@ -18,7 +18,8 @@ writes, each over its own 64 MiB file it lays out first, never two
 overlapping requests in flight (replay cannot order such a race; not in
 the default set); (g) the same through fio's io_uring engine (not in the
 default set); (h) a build: `make -j2` of a generated C project of 40
-files (not in the default set).
+files (not in the default set); (i) metadata only: `du -s`, `find
+-newer` and `ls -lR` of /usr/include (not in the default set).
 
 Usage: bench/record.py [--rounds N] [--only a,b] [--dbnum N] [--json FILE]
 Run through bench/record.sh, which installs what it needs and builds.
@@ -137,6 +138,10 @@ def workloads(work, dbnum):
               [f"{work}/uring.0.0", f"{work}/uring.1.0"], None),
         "h": (f"make -j2 of a {BUILD_FILES}-file C project", ["make", "-s", "-C", f"{work}/build", "-j2"],
               build_outputs(f"{work}/build"), None),
+        # Metadata only: the tools stat, list and read links, never file contents.
+        "i": ("du, find -newer and ls -lR of /usr/include",
+              ["sh", "-c", "du -s /usr/include; find /usr/include -newer /etc/hostname; ls -lR /usr/include"],
+              [], None),
     }
 
 
