@@ -353,6 +353,28 @@ fn files_only_queried_replay_clean_without_their_contents() {
     }
 }
 
+/// A file with two names before the recording (a hard link) is one file
+/// in replay: a write through one name is read back through the other.
+/// Both back ends.
+#[test]
+fn pre_existing_hard_links_stay_one_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    for backend in ["ptrace", "ebpf"] {
+        std::fs::write(work.join("a"), b"original\n").unwrap();
+        let _ = std::fs::remove_file(work.join("b"));
+        std::fs::hard_link(work.join("a"), work.join("b")).unwrap();
+        let trace = record_with(
+            tmp.path(),
+            &work,
+            backend,
+            &["sh", "-c", "cat b; echo changed > a; cat b"],
+        );
+        replay_clean(tmp.path(), &trace, &[]);
+    }
+}
+
 #[test]
 fn git_init_add_commit() {
     require("git");

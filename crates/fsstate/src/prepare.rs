@@ -1,5 +1,6 @@
 //! Building a replay root from the *before* states of a trace.
 
+use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 
@@ -37,6 +38,9 @@ pub struct Preparer<'r> {
     /// drops them when the file is written or changes owner, which
     /// preparing does after a state is applied.
     capabilities: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The first name prepared of each file recorded with several names
+    /// (hard links), by link number.
+    links: HashMap<u64, Vec<u8>>,
     /// The recorded state of `/` was applied to the root itself.
     root_state_applied: bool,
     report: PrepareReport,
@@ -62,6 +66,7 @@ impl<'r> Preparer<'r> {
             is_root: unsafe { libc::geteuid() } == 0,
             dir_modes: Vec::new(),
             capabilities: Vec::new(),
+            links: HashMap::new(),
             root_state_applied: false,
             report: PrepareReport::default(),
         }
@@ -146,6 +151,19 @@ impl<'r> Preparer<'r> {
             Err(e) => return Err(e),
         };
         let dfd = dir.as_raw_fd();
+        if s.kind == FileKind::Regular && s.link != 0 {
+            match self.links.get(&s.link).filter(|first| **first != s.path) {
+                Some(first) => {
+                    if self.link_to(first, &s.path)? {
+                        self.report.paths += 1;
+                        return Ok(());
+                    }
+                }
+                None => {
+                    self.links.insert(s.link, s.path.clone());
+                }
+            }
+        }
         let exists = self.existing(&s.path).is_some();
         match s.kind {
             FileKind::Absent => return Ok(()),
@@ -224,6 +242,33 @@ impl<'r> Preparer<'r> {
                 set_xattr(fd, name, value);
             }
         }
+    }
+
+    /// Makes `path` another name of the file prepared at `first`, as it
+    /// was when recorded: one file, so a write through one name shows
+    /// through the other. False if `first` is no longer a regular file
+    /// (a later state replaced it): `path` is then made on its own.
+    fn link_to(&self, first: &[u8], path: &[u8]) -> io::Result<bool> {
+        if self.existing(first) != Some(FileKind::Regular) {
+            return Ok(false);
+        }
+        if self.existing(path).is_some() {
+            self.remove(path)?;
+        }
+        let (from_dir, from) = self.root.parent(first)?;
+        let (to_dir, to) = self.root.parent(path)?;
+        // SAFETY: valid descriptors and C strings; flags 0 never follow a
+        // symbolic link.
+        cvt(unsafe {
+            libc::linkat(
+                from_dir.as_raw_fd(),
+                from.as_ptr(),
+                to_dir.as_raw_fd(),
+                to.as_ptr(),
+                0,
+            )
+        })?;
+        Ok(true)
     }
 
     /// Removes whatever is at `path`, recursively, confined to the root.

@@ -13,7 +13,7 @@ use reanimator_trace::{
 
 use crate::paths::{is_pseudo, join};
 use crate::root::Root;
-use crate::state::{path_state, reopen, unsummed_after_state};
+use crate::state::{before_state, path_state, reopen, unsummed_after_state, Inode};
 
 /// Bytes of file contents per path-data record.
 const PIECE: usize = 1 << 20;
@@ -66,6 +66,9 @@ pub struct Snapshotter {
     /// resolved to: if that file stays in `unread`, the manifest does not
     /// sum it.
     queried: HashMap<Vec<u8>, Vec<u8>>,
+    /// Files with several names (hard links) recorded: their link number
+    /// and whether their contents were recorded (under any name).
+    inodes: HashMap<Inode, (u64, bool)>,
     /// Before-states recorded.
     pub paths: u64,
     /// Content bytes recorded.
@@ -86,6 +89,7 @@ impl Snapshotter {
             listed: HashSet::new(),
             unread: HashSet::new(),
             queried: HashMap::new(),
+            inodes: HashMap::new(),
             paths: 0,
             bytes: 0,
             unreadable: 0,
@@ -263,7 +267,7 @@ impl Snapshotter {
         time_ns: u64,
         out: &mut dyn FnMut(Record),
     ) -> (FileKind, Vec<u8>) {
-        let Ok(mut s) = path_state(&self.host, path, PathPhase::Before) else {
+        let Ok((mut s, inode)) = before_state(&self.host, path) else {
             return (FileKind::Absent, Vec::new());
         };
         s.seq = next_seq();
@@ -271,6 +275,16 @@ impl Snapshotter {
         let kind = s.kind;
         let target = s.target.clone();
         let mut pieces = Vec::new();
+        let mut contents = contents;
+        if let Some(inode) = inode {
+            // Another name of a file recorded before shares its number and
+            // its contents, recorded once: a second copy, taken after the
+            // trace wrote through the first name, would undo the write.
+            let next = self.inodes.len() as u64 + 1;
+            let (link, recorded) = *self.inodes.entry(inode).or_insert((next, false));
+            s.link = link;
+            contents &= !recorded;
+        }
         if kind == FileKind::Regular {
             s.content = if !contents || self.policy != SnapshotPolicy::Contents {
                 ContentNote::Skipped
@@ -278,6 +292,9 @@ impl Snapshotter {
                 match self.read_pieces(path, s.size) {
                     Ok(p) => {
                         pieces = p;
+                        if let Some(known) = inode.and_then(|i| self.inodes.get_mut(&i)) {
+                            known.1 = true;
+                        }
                         ContentNote::Complete
                     }
                     Err(_) => {

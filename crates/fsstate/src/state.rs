@@ -92,8 +92,32 @@ enum Sum {
     Pieces,
 }
 
+/// A regular file with more than one name: which file it is, for finding
+/// its other names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Inode {
+    dev: u64,
+    ino: u64,
+}
+
+/// The before-state of `path` as [`path_state`] takes it, and which file
+/// it is if it has other names (hard links).
+pub(crate) fn before_state(root: &Root, path: &[u8]) -> io::Result<(PathState, Option<Inode>)> {
+    state_of(root, path, PathPhase::Before, None)
+}
+
 /// [`path_state`], summing a regular file's contents as `sum` says.
 fn state(root: &Root, path: &[u8], phase: PathPhase, sum: Option<Sum>) -> io::Result<PathState> {
+    state_of(root, path, phase, sum).map(|(s, _)| s)
+}
+
+/// [`state`], and the file's [`Inode`] if it has other names.
+fn state_of(
+    root: &Root,
+    path: &[u8],
+    phase: PathPhase,
+    sum: Option<Sum>,
+) -> io::Result<(PathState, Option<Inode>)> {
     let mut s = PathState {
         seq: 0,
         time_ns: 0,
@@ -108,13 +132,17 @@ fn state(root: &Root, path: &[u8], phase: PathPhase, sum: Option<Sum>) -> io::Re
         xattrs: Vec::new(),
         hash: None,
         content: ContentNote::None,
+        link: 0,
     };
     let fd = match root.locate(path, false) {
         Ok(fd) => fd,
-        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => return Ok(s),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {
+            return Ok((s, None))
+        }
         Err(e) => return Err(e),
     };
     let st = fstat_nofollow(&fd)?;
+    let mut inode = None;
     s.kind = kind_of(st.st_mode);
     s.mode = st.st_mode & 0o7777;
     s.uid = st.st_uid;
@@ -124,6 +152,12 @@ fn state(root: &Root, path: &[u8], phase: PathPhase, sum: Option<Sum>) -> io::Re
         FileKind::Symlink => s.target = readlink_fd(&fd)?,
         FileKind::Regular | FileKind::Directory => {
             s.xattrs = xattrs(&fd);
+            if s.kind == FileKind::Regular && st.st_nlink > 1 {
+                inode = Some(Inode {
+                    dev: st.st_dev,
+                    ino: st.st_ino,
+                });
+            }
             if let (FileKind::Regular, Some(sum)) = (s.kind, sum) {
                 let f = reopen(&fd)?;
                 s.hash = Some(match sum {
@@ -134,7 +168,7 @@ fn state(root: &Root, path: &[u8], phase: PathPhase, sum: Option<Sum>) -> io::Re
         }
         _ => {}
     }
-    Ok(s)
+    Ok((s, inode))
 }
 
 /// The target of the symbolic link an `O_PATH | O_NOFOLLOW` descriptor

@@ -34,6 +34,18 @@ fn touch(snap: &mut Snapshotter, records: &mut Vec<Record>, paths: &[&Path], nee
     }
 }
 
+/// A fresh root with `records` applied, as replay prepares it.
+fn prepared(records: &[Record]) -> (tempfile::TempDir, Root) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::open(dir.path()).unwrap();
+    let mut prep = Preparer::new(&root, false);
+    for r in records {
+        prep.apply(r).unwrap();
+    }
+    prep.finish().unwrap();
+    (dir, root)
+}
+
 fn states(records: &[Record]) -> Vec<&reanimator_trace::PathState> {
     records
         .iter()
@@ -195,13 +207,7 @@ fn a_directory_opened_for_reading_keeps_its_entries() {
         "not in the manifest"
     );
 
-    let dir = tempfile::tempdir().unwrap();
-    let root = Root::open(dir.path()).unwrap();
-    let mut prep = Preparer::new(&root, false);
-    for r in &records {
-        prep.apply(r).unwrap();
-    }
-    prep.finish().unwrap();
+    let (dir, _root) = prepared(&records);
     let inside = dir.path().join(d.strip_prefix("/").unwrap());
     let mut names: Vec<_> = std::fs::read_dir(&inside)
         .unwrap()
@@ -421,13 +427,7 @@ fn files_only_queried_are_recorded_without_contents_until_a_call_needs_them() {
     assert_eq!(sums, want);
 
     // Prepared, the queried file has its size and the read one its bytes.
-    let dir = tempfile::tempdir().unwrap();
-    let root = Root::open(dir.path()).unwrap();
-    let mut prep = Preparer::new(&root, false);
-    for r in &records {
-        prep.apply(r).unwrap();
-    }
-    prep.finish().unwrap();
+    let (dir, _root) = prepared(&records);
     let inside = dir.path().join(base.strip_prefix("/").unwrap());
     assert_eq!(
         std::fs::read(inside.join("then_read")).unwrap(),
@@ -464,16 +464,49 @@ fn file_capabilities_survive_preparation() {
     };
     assert_eq!(r, 0, "setxattr: {}", std::io::Error::last_os_error());
     let (_, records) = snapshot(SnapshotPolicy::Contents, &[&f]);
-    let dir = tempfile::tempdir().unwrap();
-    let root = Root::open(dir.path()).unwrap();
-    let mut prep = Preparer::new(&root, false);
-    for r in &records {
-        prep.apply(r).unwrap();
-    }
-    prep.finish().unwrap();
+    let (_dir, root) = prepared(&records);
     let host = Root::host().unwrap();
     let want = path_state(&host, f.as_os_str().as_bytes(), PathPhase::After).unwrap();
     let got = path_state(&root, f.as_os_str().as_bytes(), PathPhase::After).unwrap();
     assert_eq!(want.xattrs.len(), 1);
     assert_eq!(compare(&want, &got, true), Vec::<String>::new());
+}
+
+/// Two names of one file (a hard link) are one file again in replay: its
+/// contents are recorded once, under the first name the trace touched,
+/// and a write through one name shows through the other.
+#[test]
+fn hard_links_are_prepared_as_one_file() {
+    let src = tempfile::tempdir().unwrap();
+    let base = src.path();
+    std::fs::write(base.join("a"), b"shared").unwrap();
+    std::fs::hard_link(base.join("a"), base.join("b")).unwrap();
+    std::fs::write(base.join("single"), b"alone").unwrap();
+    let (_, records) = snapshot(
+        SnapshotPolicy::Contents,
+        &[&base.join("b"), &base.join("a"), &base.join("single")],
+    );
+    let st = states(&records);
+    let of = |name: &str| {
+        let p = base.join(name);
+        let s = st
+            .iter()
+            .find(|s| s.path == p.as_os_str().as_bytes())
+            .unwrap();
+        (s.link, s.content)
+    };
+    let (link, content) = of("b");
+    assert!(link != 0);
+    assert_eq!(content, ContentNote::Complete);
+    assert_eq!(of("a"), (link, ContentNote::Skipped), "recorded once");
+    assert_eq!(of("single").0, 0);
+
+    let (dir, _root) = prepared(&records);
+    let inside = dir.path().join(base.strip_prefix("/").unwrap());
+    assert_eq!(std::fs::read(inside.join("a")).unwrap(), b"shared");
+    std::fs::write(inside.join("a"), b"written through a").unwrap();
+    assert_eq!(
+        std::fs::read(inside.join("b")).unwrap(),
+        b"written through a"
+    );
 }

@@ -169,6 +169,9 @@ impl Renderer {
                 if p.kind == FileKind::Symlink {
                     let _ = write!(s, " -> {}", self.quote(&p.target, p.target.len() as u64));
                 }
+                if p.link != 0 {
+                    let _ = write!(s, ", hard link #{}", p.link);
+                }
                 if !p.xattrs.is_empty() {
                     let _ = write!(s, ", {} xattrs", p.xattrs.len());
                 }
@@ -740,6 +743,7 @@ impl Renderer {
                     .map(|(n, v)| json!({"name": s(n), "value_hex": hex(v)}))
                     .collect();
                 o.insert("xattrs".into(), Value::Array(xattrs));
+                o.insert("link".into(), json!(p.link));
                 let (whole, pieces) = match p.hash {
                     Some(ContentHash::Whole(h)) => (Some(h), None),
                     Some(ContentHash::Pieces(h)) => (None, Some(h)),

@@ -159,9 +159,17 @@ pub(crate) fn put_record_body(buf: &mut Vec<u8>, d: &mut Delta, r: &Record) -> u
                 _ => buf.push(0),
             }
             buf.push(p.content.code());
-            if let Some(ContentHash::Pieces(h)) = p.hash {
-                buf.push(1);
-                buf.extend_from_slice(&h.to_le_bytes());
+            match p.hash {
+                Some(ContentHash::Pieces(h)) => {
+                    buf.push(1);
+                    buf.extend_from_slice(&h.to_le_bytes());
+                }
+                _ if p.link != 0 => buf.push(0),
+                _ => {}
+            }
+            // The hard-link number trails the piece sum (1.4).
+            if p.link != 0 {
+                put(buf, p.link);
             }
             TAG_PATH_STATE
         }
@@ -583,6 +591,7 @@ fn decode_path_state(b: &mut Cursor<'_>, d: &mut Delta) -> Option<Record> {
             b.take(16)?.try_into().ok()?,
         )));
     }
+    let link = if b.is_empty() { 0 } else { b.get()? };
     Some(Record::PathState(PathState {
         seq,
         time_ns,
@@ -597,6 +606,7 @@ fn decode_path_state(b: &mut Cursor<'_>, d: &mut Delta) -> Option<Record> {
         xattrs,
         hash,
         content,
+        link,
     }))
 }
 
@@ -699,6 +709,7 @@ mod tests {
             xattrs: Vec::new(),
             hash,
             content: ContentNote::None,
+            link: 0,
         }
     }
 
@@ -733,5 +744,29 @@ mod tests {
 
         let whole = after_state(Some(ContentHash::Whole(0xdef)));
         assert_eq!(decode(&encode(&whole)), Some(whole));
+    }
+
+    /// A hard-link number (1.4) trails the piece-sum flag, which is then
+    /// always written: a 1.2 or 1.3 reader sees no sum and stops there.
+    #[test]
+    fn hard_link_numbers_trail_the_piece_sum() {
+        let mut before = after_state(None);
+        before.phase = PathPhase::Before;
+        before.content = ContentNote::Complete;
+        let plain = encode(&before);
+        before.link = 300;
+        let linked = encode(&before);
+        assert_eq!(
+            linked.len(),
+            plain.len() + 1 + 2,
+            "flag 0, then a 2-byte varint"
+        );
+        assert_eq!(decode(&linked), Some(before.clone()));
+        let old_view = decode(&linked[..plain.len() + 1]).expect("1.3 fields alone decode");
+        assert_eq!(old_view.link, 0);
+
+        let mut after = after_state(Some(ContentHash::Pieces(7)));
+        after.link = 1;
+        assert_eq!(decode(&encode(&after)), Some(after));
     }
 }

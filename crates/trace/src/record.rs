@@ -500,6 +500,11 @@ pub struct PathState {
     pub hash: Option<ContentHash>,
     /// Whether `PathData` records with the contents follow (`Before`).
     pub content: ContentNote,
+    /// Hard links (format 1.4): before-states of regular files with the
+    /// same non-zero number are one file under several names, so replay
+    /// makes them one file again and a write through one name shows
+    /// through the others. 0: not known to have other names.
+    pub link: u64,
 }
 
 /// The sum of a file's contents in an after-state.

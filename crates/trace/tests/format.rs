@@ -221,6 +221,12 @@ fn sample_records(n: usize, seed: u64) -> Vec<Record> {
                     }
                 }),
                 content: ContentNote::Complete,
+                // 1.4's trailing hard-link number, with and without a sum.
+                link: if rng.below(2) == 0 {
+                    0
+                } else {
+                    rng.below(1 << 20)
+                },
             })
         } else {
             let len = [10usize, 4096, 70_000][rng.below(3) as usize];
