@@ -375,6 +375,38 @@ fn pre_existing_hard_links_stay_one_file() {
     }
 }
 
+/// `rm -rf` of a deep tree climbs back with `openat(fd, "..")` and then
+/// removes entries through that descriptor after the directory it climbed
+/// from is gone; a shell does `cd ..` from a directory it then removes.
+/// Both replay clean. Both back ends.
+#[test]
+fn removing_a_deep_existing_tree_replays_clean() {
+    require("rm");
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    for backend in ["ptrace", "ebpf"] {
+        let _ = std::fs::remove_dir_all(&work);
+        let mut dir = work.join("deep");
+        for level in ["a", "b", "c", "d", "e", "f", "g"] {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("file"), level).unwrap();
+            dir = dir.join(level);
+        }
+        std::fs::create_dir_all(work.join("up/down")).unwrap();
+        let trace = record_with(
+            tmp.path(),
+            &work,
+            backend,
+            &[
+                "sh",
+                "-c",
+                "rm -rf deep && cd up/down && cd .. && rm -r down && cd .. && rmdir up",
+            ],
+        );
+        replay_clean(tmp.path(), &trace, &[]);
+    }
+}
+
 #[test]
 fn git_init_add_commit() {
     require("git");

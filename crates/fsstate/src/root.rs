@@ -64,6 +64,16 @@ impl Root {
         self.dir.as_fd()
     }
 
+    /// The absolute path, as a trace names paths, of what `fd` (opened
+    /// through this root) is now: no `..`, no symbolic links. `None` if
+    /// the kernel cannot say (it was removed) or it is not in the root.
+    pub fn name_of(&self, fd: BorrowedFd<'_>) -> Option<Vec<u8>> {
+        let link = |fd: i32| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok();
+        let at = link(fd.as_raw_fd())?;
+        let rest = at.strip_prefix(link(self.dir.as_raw_fd())?).ok()?;
+        Some(crate::join(b"/", rest.as_os_str().as_encoded_bytes()))
+    }
+
     /// `openat2(root, path, flags, mode)` confined to the root. `path` is
     /// absolute (as traces name paths) or relative to the root.
     /// `O_CLOEXEC` is always added.

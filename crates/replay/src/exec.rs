@@ -600,6 +600,20 @@ impl Thread<'_> {
         Ok(full)
     }
 
+    /// Replaces `path`, which `fd` was just opened with, by where `fd` is
+    /// if `path` climbs with `..`: later calls relative to it (`rm -rf`
+    /// opens `dir/sub/..`, removes `sub`, then removes `dir`'s entries
+    /// through it) must not resolve through a component since removed.
+    /// The recorders name descriptors the same way (the kernel's
+    /// `/proc/PID/fd` link).
+    fn settle_dot_dot(&self, path: &mut Vec<u8>, fd: &OwnedFd) {
+        if path.split(|&b| b == b'/').any(|c| c == b"..") {
+            if let Some(there) = self.root.name_of(fd.as_fd()) {
+                *path = there;
+            }
+        }
+    }
+
     /// The real descriptor that a `/proc/self/fd/N` path argument names
     /// whole (no path after N), when N is a real descriptor of the caller.
     /// Its own path may not name it: an `O_TMPFILE` file has none (its
@@ -1313,12 +1327,16 @@ impl Thread<'_> {
                         None => Err(-i64::from(libc::EBADF)),
                     }
                 };
-                let got = match &target {
+                let mut target = target;
+                let got = match &mut target {
                     Ok(p) if is_pseudo(p) => 0,
-                    Ok(p) => self
-                        .root
-                        .open_at(p, libc::O_PATH | libc::O_DIRECTORY, 0)
-                        .map_or_else(|e| errno_of(&e), |_| 0),
+                    Ok(p) => match self.root.open_at(p, libc::O_PATH | libc::O_DIRECTORY, 0) {
+                        Ok(fd) => {
+                            self.settle_dot_dot(p, &fd);
+                            0
+                        }
+                        Err(e) => errno_of(&e),
+                    },
                     Err(e) => *e,
                 };
                 if let (Ok(p), 0) = (target, got) {
@@ -1554,6 +1572,8 @@ impl Thread<'_> {
                         roomy(&fd, 0);
                     }
                     let cloexec = flags & libc::O_CLOEXEC != 0;
+                    let mut full = full;
+                    self.settle_dot_dot(&mut full, &fd);
                     let mut e = FdEntry::real(fd, cloexec, full, stream);
                     e.direct = flags & libc::O_DIRECT != 0;
                     install(&mut lock(&self.proc.fds), expected as i32, e, ev);
