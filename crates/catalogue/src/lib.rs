@@ -530,6 +530,10 @@ pub enum Effect {
     Sync,
     /// Changes the working directory to its path or descriptor.
     Chdir,
+    /// Moves its first path to its second (or swaps them): a directory
+    /// moved carries entries the trace has not named yet, which later
+    /// calls name under the new path, so recorders record them first.
+    Move,
     /// Sets the file-creation mask.
     Umask,
     /// Replaces the program, which drops close-on-exec descriptors.

@@ -729,6 +729,7 @@ fn effects_have_the_arguments_their_followers_read() {
             Effect::Unmap | Effect::Sync => matches!(kinds.first(), Some(Kind::Mapped { .. })),
             Effect::Remap | Effect::Umask | Effect::Exec | Effect::EndProcess => !kinds.is_empty(),
             Effect::Chdir => kinds == [Kind::Path] || kinds == [Kind::Fd],
+            Effect::Move => kinds.iter().filter(|k| **k == Kind::Path).count() == 2,
             Effect::Clone => kinds.first() == Some(&Kind::Fd) && kinds.last() == Some(&Kind::Fd),
             Effect::Bind => {
                 kinds.first() == Some(&Kind::Fd)
@@ -807,6 +808,9 @@ fn effects_have_the_arguments_their_followers_read() {
         Effect::SetIds(Ids::User(Which::FileSystem))
     );
     assert_eq!(effect("fchdir"), Effect::Chdir);
+    for n in ["rename", "renameat", "renameat2"] {
+        assert_eq!(effect(n), Effect::Move, "{n}");
+    }
     assert_eq!(effect("fork"), Effect::Spawn(0));
     assert_eq!(effect("exit_group"), Effect::EndProcess);
     assert_eq!(

@@ -407,6 +407,34 @@ fn removing_a_deep_existing_tree_replays_clean() {
     }
 }
 
+/// A directory that existed before the recording is moved, then what it
+/// held is renamed, read and removed under the new path: replay has every
+/// entry, though the trace named none before the move. Both back ends.
+#[test]
+fn a_moved_existing_directory_keeps_what_it_held() {
+    require("mv");
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    for backend in ["ptrace", "ebpf"] {
+        let _ = std::fs::remove_dir_all(&work);
+        std::fs::create_dir_all(work.join("from/a/sub")).unwrap();
+        std::fs::create_dir_all(work.join("to")).unwrap();
+        std::fs::write(work.join("from/a/x"), b"x").unwrap();
+        std::fs::write(work.join("from/a/sub/y"), b"y").unwrap();
+        let trace = record_with(
+            tmp.path(),
+            &work,
+            backend,
+            &[
+                "sh",
+                "-c",
+                "mv from/a to/ && mv to/a/x to/a/z && cat to/a/sub/y && rm -rf to/a",
+            ],
+        );
+        replay_clean(tmp.path(), &trace, &[]);
+    }
+}
+
 #[test]
 fn git_init_add_commit() {
     require("git");

@@ -46,6 +46,10 @@ pub enum Need {
     /// The contents, or a directory's entries: the call opens the path
     /// for reading, which is how a program lists a directory.
     Entries,
+    /// The contents, or a directory's whole tree: the call moves the path
+    /// (rename), and later calls name what is below it by the new name,
+    /// under which the recording finds nothing it has not seen.
+    Tree,
 }
 
 /// Remembers which paths a recording has touched and records the state of
@@ -201,6 +205,10 @@ impl Snapshotter {
                     self.list(&cand, next_seq, time_ns, out);
                     cur = cand;
                 }
+                FileKind::Directory if pending.is_empty() && need == Need::Tree => {
+                    self.record_tree(&cand, next_seq, time_ns, out);
+                    cur = cand;
+                }
                 _ => cur = cand,
             }
         }
@@ -227,6 +235,48 @@ impl Snapshotter {
             .is_ok_and(|s| s.kind == FileKind::Regular)
         {
             self.record(file, true, next_seq, time_ns, out);
+        }
+    }
+
+    /// Records everything below directory `dir` that the trace has not
+    /// named, contents included, and the contents of files it only
+    /// queried: the trace is about to move `dir`, after which it names
+    /// them by a path the recording saw absent.
+    fn record_tree(
+        &mut self,
+        dir: &[u8],
+        next_seq: &mut dyn FnMut() -> u64,
+        time_ns: u64,
+        out: &mut dyn FnMut(Record),
+    ) {
+        let mut pending = vec![dir.to_vec()];
+        while let Some(d) = pending.pop() {
+            let Ok(entries) = std::fs::read_dir(OsStr::from_bytes(&d)) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let mut path = d.clone();
+                path.push(b'/');
+                path.extend_from_slice(e.file_name().as_bytes());
+                let kind = match self.seen.get(&path) {
+                    Some(k) => {
+                        let kind = k.0;
+                        if self.unread.remove(&path) {
+                            self.read_late(&path, Need::Contents, next_seq, time_ns, out);
+                        }
+                        kind
+                    }
+                    None => {
+                        let k = self.record(&path, true, next_seq, time_ns, out);
+                        let kind = k.0;
+                        self.seen.insert(path.clone(), k);
+                        kind
+                    }
+                };
+                if kind == FileKind::Directory {
+                    pending.push(path);
+                }
+            }
         }
     }
 

@@ -510,3 +510,54 @@ fn hard_links_are_prepared_as_one_file() {
         b"written through a"
     );
 }
+
+/// A directory the trace moves carries entries it has not named; later
+/// calls name them under the new path, which the recording saw absent, so
+/// the whole tree is recorded before the move, contents included (also
+/// of files only queried so far).
+#[test]
+fn a_directory_about_to_move_has_its_whole_tree_recorded() {
+    let src = tempfile::tempdir().unwrap();
+    let d = src.path().join("d");
+    std::fs::create_dir_all(d.join("sub/deeper")).unwrap();
+    std::fs::write(d.join("queried"), b"queried before").unwrap();
+    std::fs::write(d.join("sub/deeper/f"), b"deep down").unwrap();
+    symlink("sub", d.join("l")).unwrap();
+    let mut snap = Snapshotter::new(SnapshotPolicy::Contents).unwrap();
+    let mut records = Vec::new();
+    touch(&mut snap, &mut records, &[&d.join("queried")], Need::Query);
+    touch(
+        &mut snap,
+        &mut records,
+        &[&d, &src.path().join("new")],
+        Need::Tree,
+    );
+    let data = |name: &str| -> Vec<u8> {
+        let p = d.join(name);
+        records
+            .iter()
+            .filter_map(|r| match r {
+                Record::PathData(x) if x.path == p.as_os_str().as_bytes() => x.data.data.as_deref(),
+                _ => None,
+            })
+            .flat_map(|b| b.iter().copied())
+            .collect()
+    };
+    assert_eq!(data("queried"), b"queried before");
+    assert_eq!(data("sub/deeper/f"), b"deep down");
+    let st = states(&records);
+    let l = d.join("l");
+    assert!(st
+        .iter()
+        .any(|s| s.path == l.as_os_str().as_bytes() && s.kind == FileKind::Symlink));
+
+    // Prepared and moved as the trace moves it, the tree is all there.
+    let (dir, root) = prepared(&records);
+    let inside = dir.path().join(src.path().strip_prefix("/").unwrap());
+    std::fs::rename(inside.join("d"), inside.join("new")).unwrap();
+    assert_eq!(
+        std::fs::read(inside.join("new/sub/deeper/f")).unwrap(),
+        b"deep down"
+    );
+    drop(root);
+}
