@@ -530,6 +530,10 @@ pub enum Effect {
     Sync,
     /// Changes the working directory to its path or descriptor.
     Chdir,
+    /// Removes the directory entry its path names (`unlink`, `unlinkat`,
+    /// `rmdir`): the file's contents no longer matter through that name,
+    /// so recorders do not record them.
+    Remove,
     /// Moves its first path to its second (or swaps them): a directory
     /// moved carries entries the trace has not named yet, which later
     /// calls name under the new path, so recorders record them first.

@@ -730,6 +730,7 @@ fn effects_have_the_arguments_their_followers_read() {
             Effect::Remap | Effect::Umask | Effect::Exec | Effect::EndProcess => !kinds.is_empty(),
             Effect::Chdir => kinds == [Kind::Path] || kinds == [Kind::Fd],
             Effect::Move => kinds.iter().filter(|k| **k == Kind::Path).count() == 2,
+            Effect::Remove => kinds.iter().filter(|k| **k == Kind::Path).count() == 1,
             Effect::Clone => kinds.first() == Some(&Kind::Fd) && kinds.last() == Some(&Kind::Fd),
             Effect::Bind => {
                 kinds.first() == Some(&Kind::Fd)
@@ -810,6 +811,9 @@ fn effects_have_the_arguments_their_followers_read() {
     assert_eq!(effect("fchdir"), Effect::Chdir);
     for n in ["rename", "renameat", "renameat2"] {
         assert_eq!(effect(n), Effect::Move, "{n}");
+    }
+    for n in ["unlink", "unlinkat", "rmdir"] {
+        assert_eq!(effect(n), Effect::Remove, "{n}");
     }
     assert_eq!(effect("fork"), Effect::Spawn(0));
     assert_eq!(effect("exit_group"), Effect::EndProcess);

@@ -102,6 +102,18 @@ fn dump(trace: &Path) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// `reanimator dump` of a trace with whole paths (a temporary directory's
+/// are longer than the default 32 bytes).
+fn dump_whole(trace: &Path) -> String {
+    let out = Command::new(bin())
+        .args(["dump", "-s", "4096"])
+        .arg(trace)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "dump: {}", show(&out));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Compiles one C source into `tmp`.
 fn compile(tmp: &Path, name: &str, src: &Path) -> PathBuf {
     require("cc");
@@ -320,14 +332,7 @@ fn files_only_queried_replay_clean_without_their_contents() {
                   ls -lR tree > ls.txt; cat tree/read_later > copy";
     for backend in ["ptrace", "ebpf"] {
         let trace = record_with(tmp.path(), &work, backend, &["sh", "-c", script]);
-        // Whole paths: the temporary directory's are longer than 32 bytes.
-        let out = Command::new(bin())
-            .args(["dump", "-s", "4096"])
-            .arg(&trace)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "dump: {}", show(&out));
-        let text = String::from_utf8_lossy(&out.stdout);
+        let text = dump_whole(&trace);
         let data_of = |name: &str| -> usize {
             text.lines()
                 .filter(|l| l.contains("*** path data") && l.contains(&format!("/tree/{name}\"")))
@@ -378,7 +383,8 @@ fn pre_existing_hard_links_stay_one_file() {
 /// `rm -rf` of a deep tree climbs back with `openat(fd, "..")` and then
 /// removes entries through that descriptor after the directory it climbed
 /// from is gone; a shell does `cd ..` from a directory it then removes.
-/// Both replay clean. Both back ends.
+/// Both replay clean, and the removed files' contents are not recorded.
+/// Both back ends.
 #[test]
 fn removing_a_deep_existing_tree_replays_clean() {
     require("rm");
@@ -402,6 +408,14 @@ fn removing_a_deep_existing_tree_replays_clean() {
                 "-c",
                 "rm -rf deep && cd up/down && cd .. && rm -r down && cd .. && rmdir up",
             ],
+        );
+        // Files removed unread need no contents.
+        let text = dump_whole(&trace);
+        assert!(
+            !text
+                .lines()
+                .any(|l| l.contains("*** path data") && l.contains("/deep/")),
+            "{backend}: contents of removed files recorded"
         );
         replay_clean(tmp.path(), &trace, &[]);
     }

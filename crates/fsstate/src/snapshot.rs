@@ -39,7 +39,8 @@ pub enum Need {
     /// records them then, and if none does, the manifest does not sum
     /// them. `du` or `find` of a tree records no file's contents.
     Query,
-    /// What the path is, not its contents: the call truncates it.
+    /// What the path is, not its contents: the call truncates or removes
+    /// it.
     Metadata,
     /// A regular file's contents too.
     Contents,

@@ -314,6 +314,7 @@ pub fn touched_paths<'a>(
         let need = match row.open_flags(args).map(|f| f as i32) {
             _ if row.in_groups(catalogue::Group::QUERY) => Need::Query,
             _ if row.effect == catalogue::Effect::Move => Need::Tree,
+            _ if row.effect == catalogue::Effect::Remove => Need::Metadata,
             Some(f) if f & libc::O_TRUNC != 0 && f & libc::O_ACCMODE != libc::O_RDONLY => {
                 Need::Metadata
             }
