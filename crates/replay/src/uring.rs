@@ -280,7 +280,13 @@ impl Ring {
         };
         let mut first = None;
         for (k, want) in Cqe::all(data).enumerate() {
-            let (req, res) = match self.wait_for(want.user_data, want.res) {
+            let data = |j: u64| capture(layout::elem(k as u64, 1 + j));
+            let results = |res: Option<i32>| (i64::from(want.res), res.map(i64::from));
+            let fits = |req: &Request, res: Option<i32>| {
+                let bufs = req.mem.bufs.iter().map(|b| &b[..]);
+                verify::completion(verify, results(res), bufs, data).is_none()
+            };
+            let (req, res) = match self.wait_for(want.user_data, want.res, &fits) {
                 Ok(Some(done)) => done,
                 Ok(None) => {
                     self.unverified.fetch_add(1, Ordering::Relaxed);
@@ -294,10 +300,8 @@ impl Ring {
             if first.is_some() {
                 continue;
             }
-            let data = |j: u64| capture(layout::elem(k as u64, 1 + j));
             let bufs = req.mem.bufs.iter().map(|b| &b[..]);
-            let results = (i64::from(want.res), res.map(i64::from));
-            if let Some(m) = verify::completion(verify, results, bufs, data) {
+            if let Some(m) = verify::completion(verify, results(res), bufs, data) {
                 first = Some(format!("request {:#x}: {m}", want.user_data));
             }
         }
@@ -305,19 +309,36 @@ impl Ring {
     }
 
     /// A request with traced `user_data`, once it completed: the oldest
-    /// whose result is `res` (programs may have several in flight with one
-    /// `user_data`, which complete in any order), or when none comes, the
-    /// oldest there is; `None` when none was submitted within [`AHEAD`].
+    /// whose result is `res` and whose data `fits` the recorded
+    /// completion, or, once none in flight is left to fit, the oldest
+    /// whose result is `res`, or when none comes, the oldest there is;
+    /// `None` when none was submitted within [`AHEAD`]. Programs may have
+    /// several requests with one `user_data` in flight, which complete in
+    /// any order, and a program that reuses one (MariaDB's InnoDB: the
+    /// address of its I/O slot) may have one completion recorded by a
+    /// submitting thread's call and the next by its reaping thread's,
+    /// which replay may run the other way round.
     fn wait_for(
         &self,
         user_data: u64,
         res: i32,
+        fits: &dyn Fn(&Request, Option<i32>) -> bool,
     ) -> Result<Option<(Request, Option<i32>)>, Mismatch> {
         let start = Instant::now();
         let mut st = lock(&self.state);
         loop {
+            let in_flight = st.pending.get(&user_data).is_some_and(|&n| n > 0);
             if let Some(done) = st.done.get_mut(&user_data) {
-                if let Some(i) = done.iter().position(|d| d.1.is_none_or(|r| r == res)) {
+                let by_res = |d: &(Request, Option<i32>)| d.1.is_none_or(|r| r == res);
+                let fitting = done.iter().position(|d| by_res(d) && fits(&d.0, d.1));
+                let pick = fitting.or_else(|| {
+                    if in_flight {
+                        None
+                    } else {
+                        done.iter().position(by_res)
+                    }
+                });
+                if let Some(i) = pick {
                     let taken = done.remove(i);
                     if done.is_empty() {
                         st.done.remove(&user_data);
@@ -325,7 +346,7 @@ impl Ring {
                     return Ok(taken);
                 }
             }
-            if st.pending.get(&user_data).is_some_and(|&n| n > 0) {
+            if in_flight {
                 // In flight: it completes by itself, so waiting under the
                 // lock holds up no one it needs.
                 let left = WAIT.saturating_sub(start.elapsed());

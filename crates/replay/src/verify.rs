@@ -51,11 +51,11 @@ fn errno_name(e: i32) -> &'static str {
 /// against `want`, then what a read brought into its buffers against the
 /// data the recorded completion captured, element `j` found by
 /// `captured(j)`.
-pub(crate) fn completion<'a>(
+pub(crate) fn completion<'a, 'c>(
     verify: Verify,
     (want, got): (i64, Option<i64>),
     bufs: impl Iterator<Item = &'a [u8]>,
-    captured: impl Fn(u64) -> Option<&'a reanimator_trace::Capture>,
+    captured: impl Fn(u64) -> Option<&'c reanimator_trace::Capture>,
 ) -> Option<Mismatch> {
     let got = got.filter(|_| verify != Verify::None)?;
     if let Some(m) = ret(Ret::Size, want, got) {

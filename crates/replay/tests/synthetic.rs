@@ -1361,3 +1361,56 @@ fn io_uring_replays_its_requests_and_checks_what_they_read() {
         "{lines:?}"
     );
 }
+
+/// Two reads in flight with one `user_data` complete in the other order
+/// than they were submitted: each recorded completion is matched with the
+/// request whose data it holds, not with the older one (MariaDB reuses the
+/// address of an I/O slot as `user_data`).
+#[test]
+fn io_uring_completions_sharing_a_user_data_match_by_their_data() {
+    use reanimator_catalogue::uring;
+    let ms = 1_000_000;
+    let mut s = Script::new("/");
+    let o_rdwr = (libc::O_RDWR | libc::O_CREAT) as u64;
+    let mut params = vec![0u8; uring::PARAMS_LEN];
+    params[0..4].copy_from_slice(&8u32.to_le_bytes());
+    params[4..8].copy_from_slice(&16u32.to_le_bytes());
+    let (first, second) = ([1u8; 4096], [2u8; 4096]);
+    s.call(
+        "openat",
+        &[AT_FDCWD, P, o_rdwr, 0o644],
+        3,
+        &[(1, Role::Entry, b"/f")],
+    )
+    .call(
+        "pwrite64",
+        &[3, P, 8192, 0],
+        8192,
+        &[(1, Role::Entry, &[first, second].concat())],
+    )
+    .call("io_uring_setup", &[8, P], 4, &[(1, Role::Exit, &params)]);
+    let sqes = [
+        sqe(uring::OP_READ, 3, 4096, 0, 9),
+        sqe(uring::OP_READ, 3, 4096, 4096, 9),
+    ]
+    .concat();
+    s.call("io_uring_enter", &[4, 2, 0, 0, 0, 0], 2, &[])
+        .by(PID, 20 * ms, 21 * ms);
+    with_elems(&mut s, 1, Role::Entry, &[(0, sqes)]);
+    s.call("io_uring_enter", &[4, 0, 2, 1, 0, 0], 0, &[])
+        .by(PID, 30 * ms, 31 * ms);
+    with_elems(
+        &mut s,
+        2,
+        Role::Exit,
+        &[
+            (0, cqes(&[(9, 4096), (9, 4096)])),
+            (uring::elem(0, 1), second.to_vec()),
+            (uring::elem(1, 1), first.to_vec()),
+        ],
+    );
+    s.call("close", &[4], 0, &[]).by(PID, 44 * ms, 45 * ms);
+    let root = tempfile::tempdir().unwrap();
+    let (report, lines) = run(&s, root.path());
+    assert!(report.is_clean(), "{lines:?}\n{}", report.table());
+}
