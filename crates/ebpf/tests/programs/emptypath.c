@@ -1,7 +1,8 @@
 /* Stats that the path gate lets through unheld (AT_EMPTY_PATH): one on a
  * descriptor (glibc's fstat), one that names a path all the same. Then
- * the named file is rewritten, so its recorded initial state must be the
- * old contents. Usage: emptypath DIR (DIR/old.dat must exist). */
+ * the named file is truncated and rewritten, so its recorded initial
+ * state must be the old one. Usage: emptypath DIR (DIR/old.dat must
+ * exist). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <string.h>
