@@ -8,7 +8,7 @@ use std::io::{self, Read};
 use std::os::unix::ffi::OsStrExt;
 
 use reanimator_trace::{
-    Capture, CaptureStatus, ContentNote, FileKind, PathData, PathPhase, Record, Role,
+    Capture, CaptureStatus, ContentNote, FileKind, PathData, PathPhase, PathState, Record, Role,
 };
 
 use crate::paths::{is_pseudo, join};
@@ -232,10 +232,10 @@ impl Snapshotter {
         if need == Need::Metadata || self.policy != SnapshotPolicy::Contents {
             return;
         }
-        if path_state(&self.host, file, PathPhase::Before)
-            .is_ok_and(|s| s.kind == FileKind::Regular)
-        {
-            self.record(file, true, next_seq, time_ns, out);
+        if let Ok((s, inode)) = before_state(&self.host, file) {
+            if s.kind == FileKind::Regular {
+                self.emit(s, inode, true, next_seq, time_ns, out);
+            }
         }
     }
 
@@ -252,13 +252,7 @@ impl Snapshotter {
     ) {
         let mut pending = vec![dir.to_vec()];
         while let Some(d) = pending.pop() {
-            let Ok(entries) = std::fs::read_dir(OsStr::from_bytes(&d)) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                let mut path = d.clone();
-                path.push(b'/');
-                path.extend_from_slice(e.file_name().as_bytes());
+            for path in entries(&d) {
                 let kind = match self.seen.get(&path) {
                     Some(k) => {
                         let kind = k.0;
@@ -292,13 +286,7 @@ impl Snapshotter {
         if !self.listed.insert(dir.to_vec()) {
             return;
         }
-        let Ok(entries) = std::fs::read_dir(OsStr::from_bytes(dir)) else {
-            return;
-        };
-        for e in entries.flatten() {
-            let mut path = dir.to_vec();
-            path.push(b'/');
-            path.extend_from_slice(e.file_name().as_bytes());
+        for path in entries(dir) {
             if !self.seen.contains_key(&path) {
                 let k = self.record(&path, false, next_seq, time_ns, out);
                 if k.0 == FileKind::Regular {
@@ -318,9 +306,24 @@ impl Snapshotter {
         time_ns: u64,
         out: &mut dyn FnMut(Record),
     ) -> (FileKind, Vec<u8>) {
-        let Ok((mut s, inode)) = before_state(&self.host, path) else {
+        let Ok((s, inode)) = before_state(&self.host, path) else {
             return (FileKind::Absent, Vec::new());
         };
+        self.emit(s, inode, contents, next_seq, time_ns, out)
+    }
+
+    /// Emits before-state `s` (with `inode` if its file has other names)
+    /// and, for a regular file with `contents`, its contents; returns its
+    /// kind and link target.
+    fn emit(
+        &mut self,
+        mut s: PathState,
+        inode: Option<Inode>,
+        contents: bool,
+        next_seq: &mut dyn FnMut() -> u64,
+        time_ns: u64,
+        out: &mut dyn FnMut(Record),
+    ) -> (FileKind, Vec<u8>) {
         s.seq = next_seq();
         s.time_ns = time_ns;
         let kind = s.kind;
@@ -340,7 +343,7 @@ impl Snapshotter {
             s.content = if !contents || self.policy != SnapshotPolicy::Contents {
                 ContentNote::Skipped
             } else {
-                match self.read_pieces(path, s.size) {
+                match self.read_pieces(&s.path, s.size) {
                     Ok(p) => {
                         pieces = p;
                         if let Some(known) = inode.and_then(|i| self.inodes.get_mut(&i)) {
@@ -355,7 +358,7 @@ impl Snapshotter {
                 }
             };
         }
-        let seq = s.seq;
+        let (seq, path) = (s.seq, s.path.clone());
         self.paths += 1;
         out(Record::PathState(s));
         let mut offset = 0u64;
@@ -365,7 +368,7 @@ impl Snapshotter {
             out(Record::PathData(PathData {
                 seq,
                 time_ns,
-                path: path.to_vec(),
+                path: path.clone(),
                 offset,
                 data: Capture {
                     arg: 0,
@@ -436,6 +439,21 @@ impl Snapshotter {
             }
         }
     }
+}
+
+/// The paths of what directory `dir` holds now (nothing if it cannot be
+/// read).
+fn entries(dir: &[u8]) -> impl Iterator<Item = Vec<u8>> + '_ {
+    std::fs::read_dir(OsStr::from_bytes(dir))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(move |e| {
+            let mut path = dir.to_vec();
+            path.push(b'/');
+            path.extend_from_slice(e.file_name().as_bytes());
+            path
+        })
 }
 
 /// The non-empty, non-`.` components of a path.

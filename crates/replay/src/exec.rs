@@ -1318,7 +1318,7 @@ impl Thread<'_> {
             Effect::Map => return self.mmap(ev),
             Effect::Unmap | Effect::Sync => return Some(self.unmap_or_sync(ev, row)),
             Effect::Chdir => {
-                let target = if row.param_of(Kind::Path).is_some() {
+                let mut target = if row.param_of(Kind::Path).is_some() {
                     self.full_path(ev, row, 0)
                 } else {
                     match self.proc.entry(ev, arg(0) as i32) {
@@ -1327,7 +1327,6 @@ impl Thread<'_> {
                         None => Err(-i64::from(libc::EBADF)),
                     }
                 };
-                let mut target = target;
                 let got = match &mut target {
                     Ok(p) if is_pseudo(p) => 0,
                     Ok(p) => match self.root.open_at(p, libc::O_PATH | libc::O_DIRECTORY, 0) {

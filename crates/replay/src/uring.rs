@@ -282,11 +282,11 @@ impl Ring {
         for (k, want) in Cqe::all(data).enumerate() {
             let data = |j: u64| capture(layout::elem(k as u64, 1 + j));
             let results = |res: Option<i32>| (i64::from(want.res), res.map(i64::from));
-            let fits = |req: &Request, res: Option<i32>| {
+            let check = |req: &Request, res: Option<i32>| {
                 let bufs = req.mem.bufs.iter().map(|b| &b[..]);
-                verify::completion(verify, results(res), bufs, data).is_none()
+                verify::completion(verify, results(res), bufs, data)
             };
-            let (req, res) = match self.wait_for(want.user_data, want.res, &fits) {
+            let verdict = match self.wait_for(want.user_data, want.res, &check) {
                 Ok(Some(done)) => done,
                 Ok(None) => {
                     self.unverified.fetch_add(1, Ordering::Relaxed);
@@ -297,22 +297,18 @@ impl Ring {
                     continue;
                 }
             };
-            if first.is_some() {
-                continue;
-            }
-            let bufs = req.mem.bufs.iter().map(|b| &b[..]);
-            if let Some(m) = verify::completion(verify, results(res), bufs, data) {
+            if let (None, Some(m)) = (&first, verdict) {
                 first = Some(format!("request {:#x}: {m}", want.user_data));
             }
         }
         first
     }
 
-    /// A request with traced `user_data`, once it completed: the oldest
-    /// whose result is `res` and whose data `fits` the recorded
-    /// completion, or, once none in flight is left to fit, the oldest
-    /// whose result is `res`, or when none comes, the oldest there is;
-    /// `None` when none was submitted within [`AHEAD`]. Programs may have
+    /// How a request with traced `user_data` compared (`check`) with its
+    /// recorded completion, once it completed: the oldest whose result is
+    /// `res` and that checks clean, or, once none in flight is left to
+    /// check, the oldest whose result is `res`, or when none comes, the
+    /// oldest there is; `None` when none was submitted within [`AHEAD`]. Programs may have
     /// several requests with one `user_data` in flight, which complete in
     /// any order, and a program that reuses one (MariaDB's InnoDB: the
     /// address of its I/O slot) may have one completion recorded by a
@@ -322,15 +318,17 @@ impl Ring {
         &self,
         user_data: u64,
         res: i32,
-        fits: &dyn Fn(&Request, Option<i32>) -> bool,
-    ) -> Result<Option<(Request, Option<i32>)>, Mismatch> {
+        check: &dyn Fn(&Request, Option<i32>) -> Option<Mismatch>,
+    ) -> Result<Option<Option<Mismatch>>, Mismatch> {
         let start = Instant::now();
         let mut st = lock(&self.state);
         loop {
             let in_flight = st.pending.get(&user_data).is_some_and(|&n| n > 0);
             if let Some(done) = st.done.get_mut(&user_data) {
                 let by_res = |d: &(Request, Option<i32>)| d.1.is_none_or(|r| r == res);
-                let fitting = done.iter().position(|d| by_res(d) && fits(&d.0, d.1));
+                let fitting = done
+                    .iter()
+                    .position(|d| by_res(d) && check(&d.0, d.1).is_none());
                 let pick = fitting.or_else(|| {
                     if in_flight {
                         None
@@ -339,11 +337,12 @@ impl Ring {
                     }
                 });
                 if let Some(i) = pick {
-                    let taken = done.remove(i);
+                    let (req, got) = done.remove(i).expect("a position in the queue");
                     if done.is_empty() {
                         st.done.remove(&user_data);
                     }
-                    return Ok(taken);
+                    let clean = fitting == Some(i);
+                    return Ok(Some(if clean { None } else { check(&req, got) }));
                 }
             }
             if in_flight {
@@ -371,7 +370,7 @@ impl Ring {
                     if done.is_empty() {
                         st.done.remove(&user_data);
                     }
-                    return Ok(other);
+                    return Ok(other.map(|(req, got)| check(&req, got)));
                 }
                 *st.unmatched.entry(user_data).or_default() += 1;
                 return Ok(None);
