@@ -4,8 +4,9 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::ffi::OsStr;
-use std::io::{self, Read};
+use std::io;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileExt;
 
 use reanimator_trace::{
     Capture, CaptureStatus, ContentNote, FileKind, PathData, PathPhase, PathState, Record, Role,
@@ -13,7 +14,9 @@ use reanimator_trace::{
 
 use crate::paths::{is_pseudo, join};
 use crate::root::Root;
-use crate::state::{before_state, path_state, reopen, unsummed_after_state, Inode};
+use crate::state::{
+    before_state, next_data, next_hole, path_state, reopen, unsummed_after_state, Inode,
+};
 
 /// Bytes of file contents per path-data record.
 const PIECE: usize = 1 << 20;
@@ -328,7 +331,6 @@ impl Snapshotter {
         s.time_ns = time_ns;
         let kind = s.kind;
         let target = s.target.clone();
-        let mut pieces = Vec::new();
         let mut contents = contents;
         if let Some(inode) = inode {
             // Another name of a file recorded before shares its number and
@@ -339,13 +341,14 @@ impl Snapshotter {
             s.link = link;
             contents &= !recorded;
         }
+        let mut file = None;
         if kind == FileKind::Regular {
             s.content = if !contents || self.policy != SnapshotPolicy::Contents {
                 ContentNote::Skipped
             } else {
-                match self.read_pieces(&s.path, s.size) {
-                    Ok(p) => {
-                        pieces = p;
+                match self.host.locate(&s.path, false).and_then(|fd| reopen(&fd)) {
+                    Ok(f) => {
+                        file = Some(f);
                         if let Some(known) = inode.and_then(|i| self.inodes.get_mut(&i)) {
                             known.1 = true;
                         }
@@ -361,56 +364,70 @@ impl Snapshotter {
         let (seq, path) = (s.seq, s.path.clone());
         self.paths += 1;
         out(Record::PathState(s));
-        let mut offset = 0u64;
-        for p in pieces {
-            let n = p.len() as u64;
-            self.bytes += n;
-            out(Record::PathData(PathData {
-                seq,
-                time_ns,
-                path: path.clone(),
-                offset,
-                data: Capture {
-                    arg: 0,
-                    role: Role::Entry,
-                    elem: 0,
-                    status: CaptureStatus::Complete,
-                    len: n,
-                    captured: n,
-                    data: Some(p.into()),
-                },
-            }));
-            offset += n;
+        if let Some(f) = file {
+            if self.emit_contents(&f, seq, time_ns, &path, out).is_err() {
+                // Said complete already: what was not read stays zero in
+                // replay, and the summary counts the file as unreadable.
+                self.unreadable += 1;
+            }
         }
         (kind, target)
     }
 
-    /// A file's contents in pieces, as they are now.
-    fn read_pieces(&self, path: &[u8], size: u64) -> io::Result<Vec<Vec<u8>>> {
-        let fd = self.host.locate(path, false)?;
-        let mut f = reopen(&fd)?;
-        let mut pieces = Vec::with_capacity((size as usize).div_ceil(PIECE));
-        loop {
-            let mut buf = vec![0u8; PIECE];
-            let mut n = 0;
-            while n < PIECE {
-                let m = f.read(&mut buf[n..])?;
-                if m == 0 {
-                    break;
+    /// Emits a file's data as it is now, a piece at a time so memory stays
+    /// bounded whatever its size. Holes are skipped: replay's preparer
+    /// sizes the file first and writes only the pieces, so a sparse file
+    /// stays sparse (`SEEK_DATA` answers as recorded) and its holes cost
+    /// neither reading nor trace space.
+    fn emit_contents(
+        &mut self,
+        f: &std::fs::File,
+        seq: u64,
+        time_ns: u64,
+        path: &[u8],
+        out: &mut dyn FnMut(Record),
+    ) -> io::Result<()> {
+        let mut buf = vec![0u8; PIECE];
+        let mut at = 0u64;
+        while let Some(data) = next_data(f, at)? {
+            let end = next_hole(f, data)?;
+            at = data;
+            while at < end {
+                let want = PIECE.min((end - at).try_into().unwrap_or(PIECE));
+                let mut n = 0;
+                while n < want {
+                    let m = f.read_at(&mut buf[n..want], at + n as u64)?;
+                    if m == 0 {
+                        break;
+                    }
+                    n += m;
                 }
-                n += m;
-            }
-            buf.truncate(n);
-            if n == 0 {
-                break;
-            }
-            let full = n == PIECE;
-            pieces.push(buf);
-            if !full {
-                break;
+                if n == 0 {
+                    return Ok(());
+                }
+                self.bytes += n as u64;
+                out(Record::PathData(PathData {
+                    seq,
+                    time_ns,
+                    path: path.to_vec(),
+                    offset: at,
+                    data: Capture {
+                        arg: 0,
+                        role: Role::Entry,
+                        elem: 0,
+                        status: CaptureStatus::Complete,
+                        len: n as u64,
+                        captured: n as u64,
+                        data: Some(buf[..n].to_vec().into()),
+                    },
+                }));
+                at += n as u64;
+                if n < want {
+                    return Ok(());
+                }
             }
         }
-        Ok(pieces)
+        Ok(())
     }
 
     /// Every path the trace named, sorted.

@@ -561,3 +561,80 @@ fn a_directory_about_to_move_has_its_whole_tree_recorded() {
     );
     drop(root);
 }
+
+/// `cp --sparse`, `qemu-img` and databases ask where a sparse file's data
+/// is (`SEEK_DATA`, `SEEK_HOLE`): its holes are neither read nor
+/// recorded, and preparing leaves them holes, with the same sum.
+#[test]
+fn sparse_files_keep_their_holes() {
+    use std::io::{Seek, SeekFrom, Write};
+    use std::os::unix::fs::FileExt;
+    const MIB: u64 = 1 << 20;
+    let src = tempfile::tempdir().unwrap();
+    let path = src.path().join("sparse");
+    let mut f = std::fs::File::create(&path).unwrap();
+    f.set_len(64 * MIB).unwrap();
+    f.write_all(b"head").unwrap();
+    f.write_all_at(b"middle", 40 * MIB).unwrap();
+    f.sync_all().unwrap();
+    let data_after = |f: &mut std::fs::File, at: u64| {
+        // SAFETY: lseek on an open descriptor.
+        let r = unsafe {
+            libc::lseek(
+                std::os::fd::AsRawFd::as_raw_fd(f),
+                at as libc::off_t,
+                libc::SEEK_DATA,
+            )
+        };
+        f.seek(SeekFrom::Start(0)).unwrap();
+        r
+    };
+    let hole_found = data_after(&mut f, 4096);
+    assert!(
+        (4096..=40 * MIB as i64).contains(&hole_found),
+        "the test's file system must report holes (SEEK_DATA gave {hole_found})"
+    );
+
+    let (_, records) = snapshot(SnapshotPolicy::Contents, &[&path]);
+    let pieces: Vec<(u64, u64)> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::PathData(d) => Some((d.offset, d.data.len)),
+            _ => None,
+        })
+        .collect();
+    let recorded: u64 = pieces.iter().map(|p| p.1).sum();
+    assert!(recorded <= 2 * MIB, "holes recorded: {pieces:?}");
+    assert!(pieces
+        .iter()
+        .any(|p| (p.0..p.0 + p.1).contains(&(40 * MIB))));
+
+    let (dir, root) = prepared(&records);
+    let inside = dir.path().join(path.strip_prefix("/").unwrap());
+    let mut copy = std::fs::File::open(&inside).unwrap();
+    assert_eq!(copy.metadata().unwrap().len(), 64 * MIB);
+    assert_eq!(data_after(&mut copy, 4096), hole_found, "the hole is kept");
+    let mut buf = [0u8; 6];
+    copy.read_exact_at(&mut buf, 40 * MIB).unwrap();
+    assert_eq!(&buf, b"middle");
+    copy.read_exact_at(&mut buf[..4], 0).unwrap();
+    assert_eq!(&buf[..4], b"head");
+
+    // A piece wholly in a hole is summed without reading: same sum.
+    let host = Root::open(Path::new("/")).unwrap();
+    let original = path_state(&host, path.as_os_str().as_bytes(), PathPhase::After).unwrap();
+    let again = path_state(&root, path.as_os_str().as_bytes(), PathPhase::After).unwrap();
+    assert!(original.hash.is_some());
+    assert_eq!(original.hash, again.hash);
+    let whole = std::fs::read(&path).unwrap();
+    let mut sums = Vec::new();
+    for piece in whole.chunks(reanimator_trace::HASH_PIECE as usize) {
+        sums.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(piece).to_le_bytes());
+    }
+    assert_eq!(
+        original.hash,
+        Some(reanimator_trace::ContentHash::Pieces(
+            xxhash_rust::xxh3::xxh3_128(&sums)
+        ))
+    );
+}
