@@ -367,6 +367,12 @@ fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, los
             "(the program waited for the recorder)",
         ),
         (
+            s.reflex_stops,
+            "wrapper",
+            "wrappers",
+            "stopped with a child stopped for back-pressure, continued with it",
+        ),
+        (
             s.spills,
             "buffer",
             "buffers",

@@ -1,6 +1,8 @@
 //! `reanimator record` as a user meets it: exit statuses, the summary
 //! line, trace naming, data policies and errors.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -535,6 +537,51 @@ fn both_back_ends_count_shared_mappings_a_killed_process_held() {
         assert!(
             err.contains("2 shared writable mappings open when their process was killed"),
             "{backend}: {err}"
+        );
+    }
+}
+
+/// `su`, `runuser`, `sudo` and `script` stop themselves when their child
+/// stops, and continue it when they are continued: after a back-pressure
+/// stop of the child nobody continued the wrapper, and the recording hung
+/// (`runuser -u postgres -- pgbench` did, about one run in three). A 1 MiB
+/// ring stops `dd` at most calls; the recording must end, complete.
+#[test]
+fn wrappers_that_stop_with_their_child_are_continued_with_it() {
+    if let Some(why) = reanimator_ebpf::unavailable() {
+        panic!("this test needs the ebpf back end: {why} (CI runs it as root)");
+    }
+    common::require("runuser");
+    common::require("script");
+    let dir = tempfile::tempdir().unwrap();
+    let dd = "dd if=/dev/zero of=out bs=64k count=2000 status=none";
+    let wrapped: [Vec<&str>; 2] = [
+        ["runuser", "-u", "root", "--", "sh", "-c", dd].to_vec(),
+        ["script", "-qec", dd, "/dev/null"].to_vec(),
+    ];
+    for argv in wrapped {
+        let _ = std::fs::remove_file(dir.path().join("out"));
+        let o = common::output_within(
+            Command::new(common::bin())
+                .current_dir(dir.path())
+                .args(["record", "--backend", "ebpf", "--snapshot", "off"])
+                .args(["--ring-size", "1M", "--force", "-o", "t.rtr", "--"])
+                .args(&argv)
+                .stdin(std::process::Stdio::null()),
+            std::time::Duration::from_secs(120),
+        );
+        let shown = common::show(&o);
+        assert!(o.status.success(), "{argv:?}: {shown}");
+        let len = std::fs::metadata(dir.path().join("out")).unwrap().len();
+        assert_eq!(len, 2000 * 65536, "{argv:?}: dd ran to its end");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("back-pressure stop"),
+            "{argv:?}: the ring never filled, so the test proved nothing: {shown}"
+        );
+        assert!(
+            err.contains("stopped with a child stopped for back-pressure"),
+            "{argv:?}: no wrapper stop was seen: {shown}"
         );
     }
 }

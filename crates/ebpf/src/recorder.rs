@@ -998,6 +998,7 @@ impl<'s> Recorder<'s, '_, '_> {
                 // io_uring reads with no room to be remembered: their
                 // data captures are missing.
                 self.summary.captures.unreadable += at(6);
+                self.summary.reflex_stops += at(7);
             }
         }
         // Spawned, the only call under way when following starts is the

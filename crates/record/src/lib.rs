@@ -193,6 +193,10 @@ pub struct RecordSummary {
     /// eBPF: times a process was stopped for the recorder to catch up
     /// (each can show the program an `EINTR`; see docs/ARCHITECTURE.md).
     pub backpressure_stops: u64,
+    /// eBPF: wrappers (`su`, `runuser`, `sudo`, `script`) that stopped
+    /// themselves because their child was stopped for back-pressure, and
+    /// were continued with it rather than left stopped for good.
+    pub reflex_stops: u64,
     /// eBPF: buffers too large for the ring, read from the stopped thread.
     pub spills: u64,
     /// Threads of a spawned command still running when SIGTERM ended the

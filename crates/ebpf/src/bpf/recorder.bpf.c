@@ -47,7 +47,13 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 #define SIGSTOP_NR 19
 #define SIGCONT_NR 18
+#define SIGTTOU_NR 22
 #define SI_KERNEL_CODE 0x80
+#define SI_USER_CODE 0
+#define SI_TKILL_CODE (-6)
+/* How long after a child's back-pressure stop its parent's own stop is
+ * taken for the wrapper's reflex (see `on_signal_generate`). */
+#define REFLEX_WINDOW_NS (2ULL * 1000 * 1000 * 1000)
 #define VM_WRITE_FLAG 0x2
 #define VM_SHARED_FLAG 0x8
 #define MNT_INTERNAL_FLAG 0x4000
@@ -114,6 +120,16 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } stopped SEC(".maps");
+
+/* When a child of each traced process was last stopped for back-pressure
+ * (or stopped itself with its own child), by the parent's tgid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, __u64);
+} child_stopped SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -354,15 +370,29 @@ static __always_inline bool reserve_dynptr(struct bpf_dynptr *d, __u32 size)
  * even for a process already published: the recorder's SIGCONT for an
  * earlier stop may have cancelled it (the recorder unpublishes, then
  * continues; a stop sent in between was continued at once). */
+/* Publishes a stopped process for the recorder to resume; false if it
+ * was published already (the recorder has yet to resume it, and will).
+ * Its parent is told, in case it stops too (`on_signal_generate`). */
+static __always_inline bool publish_stop(__u32 tgid)
+{
+	__u8 one = 1;
+	if (bpf_map_update_elem(&stopped, &tgid, &one, BPF_NOEXIST))
+		return false;
+	__u32 parent = BPF_CORE_READ(bpf_get_current_task_btf(), real_parent, tgid);
+	if (is_traced(parent)) {
+		__u64 now = bpf_ktime_get_ns();
+		bpf_map_update_elem(&child_stopped, &parent, &now, BPF_ANY);
+	}
+	__sync_fetch_and_add(&stop_requests, 1);
+	return true;
+}
+
 static __always_inline void stop_process(__u32 tgid)
 {
 	if (bpf_send_signal_thread(SIGSTOP_NR))
 		return;
-	__u8 one = 1;
-	/* Published already: the recorder has yet to resume it, and will. */
-	if (bpf_map_update_elem(&stopped, &tgid, &one, BPF_NOEXIST))
+	if (!publish_stop(tgid))
 		return;
-	__sync_fetch_and_add(&stop_requests, 1);
 	struct counters *c = counters();
 	if (c)
 		c->stops++;
@@ -1893,6 +1923,7 @@ int BPF_PROG(on_task_free, struct task_struct *p)
 	bpf_map_delete_elem(&traced, &tgid);
 	bpf_map_delete_elem(&stopped, &tgid);
 	bpf_map_delete_elem(&continued, &tgid);
+	bpf_map_delete_elem(&child_stopped, &tgid);
 	uring_forget(tgid);
 	return 0;
 }
@@ -1923,12 +1954,46 @@ int BPF_PROG(on_signal, int sig, struct kernel_siginfo *info, struct k_sigaction
 	return 0;
 }
 
+/* A wrapper's reflex: `su`, `runuser`, `sudo` and `script` wait for
+ * their child with WUNTRACED, and when it stops they stop themselves
+ * (`kill(getpid(), SIGSTOP)`), to continue it when they are continued.
+ * After a back-pressure stop of the child nobody would continue the
+ * wrapper: the recording hung. A traced process that sends itself a stop
+ * signal within REFLEX_WINDOW_NS of a child's back-pressure stop is
+ * published like one, so the recorder continues it; up the chain too
+ * (sudo over runuser over the program). */
+static __always_inline void on_stop_signal(int sig, struct kernel_siginfo *info,
+					   struct task_struct *task)
+{
+	__u32 tgid = task->tgid;
+	if ((__u32)(bpf_get_current_pid_tgid() >> 32) != tgid || !is_traced(tgid))
+		return;
+	int code = BPF_CORE_READ(info, si_code);
+	if (code != SI_USER_CODE && code != SI_TKILL_CODE)
+		return;
+	__u64 *when = bpf_map_lookup_elem(&child_stopped, &tgid);
+	if (!when || bpf_ktime_get_ns() - *when > REFLEX_WINDOW_NS)
+		return;
+	bpf_map_delete_elem(&child_stopped, &tgid);
+	if (!publish_stop(tgid))
+		return;
+	struct counters *c = counters();
+	if (c)
+		c->reflex_stops++;
+}
+
 /* SIGCONT takes effect (resumes the stopped, discards pending stops)
  * before this tracepoint, under the same lock that queues a stop. */
 SEC("tp_btf/signal_generate")
 int BPF_PROG(on_signal_generate, int sig, struct kernel_siginfo *info, struct task_struct *task,
 	     int group, int result)
 {
+	if (sig >= SIGSTOP_NR && sig <= SIGTTOU_NR) {
+		/* SEND_SIG_NOINFO and SEND_SIG_PRIV are not pointers. */
+		if ((unsigned long)info > 2)
+			on_stop_signal(sig, info, task);
+		return 0;
+	}
 	if (sig != SIGCONT_NR)
 		return 0;
 	__u32 tgid = task->tgid;

@@ -176,6 +176,8 @@ struct counters {
 	__u64 maps_unlisted;   /* exits whose mappings could not be listed   */
 	__u64 uring_unkept;    /* io_uring reads the table had no room for:
 	                        * their data captures are missing            */
+	__u64 reflex_stops;    /* wrappers that stopped with their child,
+	                        * continued with it                          */
 };
 
 #endif
