@@ -662,6 +662,12 @@ impl Group {
     /// call that ended before it has finished: another process's write
     /// racing it in the recording may have come first.
     pub const QUERY: Groups = 1 << 12;
+    /// Reads at the descriptor's file offset and moves it on by what it
+    /// returns (`read`, `readv`). On a regular file, with the offset moved
+    /// back, it is issued again like a [`Group::QUERY`]: a program polling
+    /// a file another process rewrites (`pg_ctl` reading `postmaster.pid`)
+    /// may have read it just after the write in the recording.
+    pub const REREAD: Groups = 1 << 13;
 
     /// Every group with the name used on the command line.
     pub const NAMES: &'static [(&'static str, Groups)] = &[
@@ -678,6 +684,7 @@ impl Group {
         ("nofollow", Self::NOFOLLOW),
         ("aio", Self::AIO),
         ("query", Self::QUERY),
+        ("reread", Self::REREAD),
     ];
 }
 

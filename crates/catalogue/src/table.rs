@@ -76,7 +76,7 @@ const SOCKADDR_OUT_2: Kind = st(S::Sockaddr, Out, ArgPtr(2));
 
 /// The table, sorted by number.
 pub(crate) const TABLE: &[Syscall] = &[
-    sys!(0, read, [fd: Fd, buf: outb(RetLen), count: Size], Size, Execute, G::DESC),
+    sys!(0, read, [fd: Fd, buf: outb(RetLen), count: Size], Size, Execute, G::DESC | G::REREAD),
     sys!(1, write, [fd: Fd, buf: inb(Arg(2)), count: Size], Size, Execute, G::DESC),
     sys!(2, open, [pathname: Path, flags: Flags(F::Open), mode: CreateMode], Fd, Execute, G::FILE | G::DESC, E::Open),
     sys!(3, close, [fd: Fd], Int, Execute, G::DESC, E::Close),
@@ -95,7 +95,7 @@ pub(crate) const TABLE: &[Syscall] = &[
     sys!(16, ioctl, [fd: Fd, request: Flags(F::Ioctl), arg: Ptr], Int, Simulate, G::DESC),
     sys!(17, pread64, [fd: Fd, buf: outb(RetLen), count: Size, offset: Offset], Size, Execute, G::DESC | G::QUERY),
     sys!(18, pwrite64, [fd: Fd, buf: inb(Arg(2)), count: Size, offset: Offset], Size, Execute, G::DESC),
-    sys!(19, readv, [fd: Fd, iov: IoVec { dir: Out, count: 2 }, iovcnt: Int], Size, Execute, G::DESC),
+    sys!(19, readv, [fd: Fd, iov: IoVec { dir: Out, count: 2 }, iovcnt: Int], Size, Execute, G::DESC | G::REREAD),
     sys!(20, writev, [fd: Fd, iov: IoVec { dir: In, count: 2 }, iovcnt: Int], Size, Execute, G::DESC),
     sys!(21, access, [pathname: Path, mode: Flags(F::Access)], Int, Execute, G::FILE | G::QUERY),
     sys!(22, pipe, [pipefd: FD_PAIR], Int, Execute, G::DESC | G::IPC, E::Pipe),

@@ -216,7 +216,7 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
     }
     if report.tally.requeried > 0 {
         eprintln!(
-            "reanimator: {} query calls matched when issued again after the calls that ended before them (they raced another thread's call in the recording)",
+            "reanimator: {} calls that only look (stat, lseek, pread, a read of a regular file) matched when issued again after the calls that ended before or overlapped them (they raced another thread's call in the recording)",
             report.tally.requeried
         );
     }

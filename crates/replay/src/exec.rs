@@ -94,6 +94,9 @@ pub(crate) struct Thread<'a> {
     pub rings: &'a uring::Registry,
     /// The file-system ids this OS thread acts with.
     pub acting: Acting,
+    /// Bytes the last executed call moved (its result, when positive): a
+    /// [`Group::REREAD`] call issued again is first moved back over them.
+    pub moved: i64,
 }
 
 /// The file-system user and group ids a replay thread acts with. A
@@ -471,6 +474,7 @@ fn raw_syscall(nr: u32, a: &[u64; 6]) -> i64 {
 impl Thread<'_> {
     /// Replays one call (which returned, and was not interrupted).
     pub fn run(&mut self, ev: &SyscallEvent, row: &'static Syscall) -> Outcome {
+        self.moved = 0;
         self.acting.assume(self.proc.creds.as_ref());
         let expected = Self::expected(ev);
         if expected == -i64::from(libc::EFAULT) || expected == -i64::from(libc::EAGAIN) {
@@ -1000,7 +1004,35 @@ impl Thread<'_> {
                 got += r;
             }
         }
+        self.moved = got.max(0);
         self.settle(ev, row, got, &keep, &outs)
+    }
+
+    /// Readies a call that mismatched to be issued again, once the calls
+    /// that may have come first in the recording have finished: a query
+    /// as it is; a [`Group::REREAD`] call on a regular file with its
+    /// offset moved back over what it read. False when it cannot be.
+    pub fn ready_again(&mut self, ev: &SyscallEvent, row: &Syscall) -> bool {
+        if row.in_groups(Group::QUERY) {
+            return true;
+        }
+        if !row.in_groups(Group::REREAD) {
+            return false;
+        }
+        let Some(fd) = self.proc.real(ev, ev.args[0] as i32) else {
+            return false;
+        };
+        // SAFETY: fstat and lseek on a descriptor `proc` keeps open.
+        unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            libc::fstat(fd.as_raw_fd(), &mut st) == 0
+                && st.st_mode & libc::S_IFMT == libc::S_IFREG
+                && libc::lseek(
+                    fd.as_raw_fd(),
+                    -std::mem::take(&mut self.moved),
+                    libc::SEEK_CUR,
+                ) >= 0
+        }
     }
 
     /// Writes a `write` or `writev` to a pipe until `expected` bytes went

@@ -43,7 +43,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use reanimator_catalogue::{self as catalogue, Effect, Group, Replay, Syscall};
+use reanimator_catalogue::{self as catalogue, Effect, Replay, Syscall};
 use reanimator_fsstate::{after_state_like, compare, is_pseudo, Preparer, Root};
 use reanimator_text::{Renderer, TextOptions};
 use reanimator_trace::{
@@ -59,8 +59,9 @@ use exec::{Acting, Outcome, Thread};
 use order::{CommuteFds, Order, Ticket};
 use state::{lock, Creds, Proc, WeakProc};
 
-/// How long a query call that mismatched waits for the calls that ended
-/// before it, to be issued again (see [`Group::QUERY`]).
+/// How long a call that only looks and mismatched waits for the calls that
+/// may have come first in the recording, each time before it is issued
+/// again (see [`catalogue::Group::QUERY`] and [`catalogue::Group::REREAD`]).
 const REQUERY_WAIT: Duration = Duration::from_secs(2);
 
 /// Calls the dispatcher may hand out ahead of the replay threads.
@@ -758,6 +759,7 @@ fn thread_main(shared: &Shared<'_>, tid: u32, start: Start, rx: Receiver<Vec<Ite
         stalls: &shared.stalls,
         rings: &shared.rings,
         acting: Acting::new(),
+        moved: 0,
     };
     'batches: while let Ok(batch) = rx.recv() {
         // The batch's room is given back once, when it is done.
@@ -773,16 +775,21 @@ fn thread_main(shared: &Shared<'_>, tid: u32, start: Start, rx: Receiver<Vec<Ite
                         continue;
                     }
                     let mut outcome = th.run(&ev, row);
-                    if outcome.mismatch().is_some()
-                        && row.groups & Group::QUERY != 0
-                        && shared.order.wait_earlier(&ticket, REQUERY_WAIT)
-                    {
-                        // Another thread's call that ended before this one
-                        // may have come first in the recording.
-                        let again = th.run(&ev, row);
-                        if again.mismatch().is_none() {
+                    // Another thread's call that ended before this one, or
+                    // then one that overlapped it, may have come first in
+                    // the recording: a call that only looks is issued
+                    // again after them.
+                    let waits = [Order::wait_earlier, Order::wait_overlapping];
+                    for wait in waits {
+                        if outcome.mismatch().is_none()
+                            || !wait(&shared.order, &ticket, REQUERY_WAIT)
+                            || !th.ready_again(&ev, row)
+                        {
+                            break;
+                        }
+                        outcome = th.run(&ev, row);
+                        if outcome.mismatch().is_none() {
                             tally.requeried += 1;
-                            outcome = again;
                         }
                     }
                     if row.effect == Effect::Exec {

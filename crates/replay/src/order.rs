@@ -41,6 +41,10 @@ use crate::state::lock;
 /// of the slowest one.
 const SCAN_LIMIT: usize = 512;
 
+/// Dispatched calls after its own that a mismatched query looks over for
+/// calls that overlapped it (see [`Order::wait_overlapping`]).
+const OVERLAP_SCAN: usize = 4096;
+
 /// Times a waiting thread yields the CPU before it sleeps on the condvar.
 /// Sleeping and being woken costs futex calls and context switches on
 /// both sides, far more than yielding while the call ahead finishes. On
@@ -71,6 +75,8 @@ pub(crate) struct Ticket {
     pub seq: u64,
     /// Recorded entry time.
     pub enter_ns: u64,
+    /// Recorded exit time.
+    pub exit_ns: u64,
     /// The bytes it reads or writes, when it may pass other calls
     /// (commute).
     pub io: Option<PositionalIo>,
@@ -78,6 +84,7 @@ pub(crate) struct Ticket {
 
 /// A dispatched call in the overlap ring.
 struct Slot {
+    enter_ns: u64,
     exit_ns: u64,
     done: bool,
     io: Option<PositionalIo>,
@@ -162,6 +169,7 @@ impl Order {
             s.pending.insert(seq);
         }
         s.ring.push_back(Slot {
+            enter_ns,
             exit_ns,
             done: false,
             io,
@@ -170,6 +178,7 @@ impl Order {
             slot,
             seq,
             enter_ns,
+            exit_ns,
             io,
         }
     }
@@ -354,11 +363,34 @@ impl Order {
     /// ended has finished (they never wait for it: each ended before it),
     /// or `limit` has passed; true when they have.
     pub fn wait_earlier(&self, t: &Ticket, limit: Duration) -> bool {
+        // Finished calls leave the front at once.
+        self.wait_until(limit, |s| s.base >= t.slot)
+    }
+
+    /// As [`Self::wait_earlier`], and also until every call dispatched so
+    /// far that began, in the trace, before this one ended has finished:
+    /// a write that extends a file can show in another thread's
+    /// `lseek(SEEK_END)` that ended first. Such a call may wait for
+    /// something this thread does later (a pipe read): then `limit` ends
+    /// the wait.
+    pub fn wait_overlapping(&self, t: &Ticket, limit: Duration) -> bool {
+        self.wait_until(limit, |s| {
+            s.base >= t.slot
+                && s.ring
+                    .iter()
+                    .skip((t.slot + 1 - s.base) as usize)
+                    .take(OVERLAP_SCAN)
+                    .all(|x| x.done || x.enter_ns >= t.exit_ns)
+        })
+    }
+
+    /// Blocks until `ready` holds, replay aborts or `limit` has passed;
+    /// true when `ready` held.
+    fn wait_until(&self, limit: Duration, ready: impl Fn(&State) -> bool) -> bool {
         let deadline = Instant::now() + limit;
         let mut s = lock(&self.state);
         loop {
-            // Finished calls leave the front at once.
-            if s.aborted || s.base >= t.slot {
+            if s.aborted || ready(&s) {
                 return !s.aborted;
             }
             let left = deadline.saturating_duration_since(Instant::now());
@@ -382,9 +414,9 @@ impl Order {
         if let Some(e) = s.ring.get_mut(i) {
             e.done = true;
         }
-        // Under commute order any finished call may be the one a waiter
-        // waits for, not only the oldest.
-        let mut moved = self.policy == OrderPolicy::Commute;
+        // Under commute order, and for `wait_overlapping`, any finished
+        // call may be the one a waiter waits for, not only the oldest.
+        let mut moved = self.policy == OrderPolicy::Commute || s.waiters > 0;
         while s.ring.front().is_some_and(|f| f.done) {
             s.ring.pop_front();
             s.base += 1;

@@ -34,8 +34,9 @@ pub struct Tally {
     pub calls: BTreeMap<&'static str, CallStats>,
     /// Why calls were skipped, with counts.
     pub skipped: BTreeMap<&'static str, u64>,
-    /// Query calls that matched only when issued again, after the calls
-    /// that ended before them had finished (races in the recording).
+    /// Calls that only look (queries, reads of regular files) and matched
+    /// only when issued again, after the calls that ended before them or
+    /// overlapped them had finished (races in the recording).
     pub requeried: u64,
 }
 

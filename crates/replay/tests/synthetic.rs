@@ -975,7 +975,22 @@ fn a_query_that_raced_another_threads_write_matches_when_asked_again() {
     // timing replay issues A's call first (the two overlapped, so neither
     // waits for the other) and gets the old size; asked again once B's
     // call, which ended first, has finished, it matches.
-    let root = tempfile::tempdir().unwrap();
+    let ms = 1_000_000;
+    let mut s = racing_write();
+    write_page(&mut s);
+    s.call("lseek", &[3, 0, libc::SEEK_END as u64], 4096, &[])
+        .by(PID + 1, 20 * ms, 200 * ms);
+    let last = s.seq;
+    s.renumber(&[last, last - 1]);
+    let (report, lines) = in_original_time(&s);
+    assert!(report.is_clean(), "{lines:?}\n{}", report.table());
+    assert_eq!(report.tally.requeried, 1, "{}", report.table());
+}
+
+/// A file, thread A's descriptor 3 on it, and thread B (`PID`) writing a
+/// page of 7s at offset 0 from 70 to 100 ms: the start of the two race
+/// tests below.
+fn racing_write() -> Script {
     let mut s = Script::new("/");
     let o_rdwr = (libc::O_RDWR | libc::O_CREAT) as u64;
     s.call(
@@ -984,26 +999,68 @@ fn a_query_that_raced_another_threads_write_matches_when_asked_again() {
         3,
         &[(1, Role::Entry, b"/f")],
     );
-    const A: u32 = PID + 1;
-    s.thread(A);
+    s.thread(PID + 1);
+    s
+}
+
+fn write_page(s: &mut Script) {
     let ms = 1_000_000;
-    let page = [7u8; 4096];
     s.call(
         "pwrite64",
         &[3, P, 4096, 0],
         4096,
-        &[(1, Role::Entry, &page)],
+        &[(1, Role::Entry, &[7u8; 4096])],
     )
     .by(PID, 70 * ms, 100 * ms);
-    s.call("lseek", &[3, 0, libc::SEEK_END as u64], 4096, &[])
-        .by(A, 20 * ms, 200 * ms);
-    let last = s.seq;
-    s.renumber(&[last, last - 1]);
+}
+
+fn in_original_time(s: &Script) -> (Report, Vec<String>) {
+    let root = tempfile::tempdir().unwrap();
     let opts = Options {
         timing: reanimator_replay::Timing::Scaled(1.0),
         ..Options::default()
     };
-    let (report, lines) = run_with(&s, root.path(), &opts);
+    run_with(s, root.path(), &opts)
+}
+
+#[test]
+fn a_read_of_a_file_that_raced_another_threads_write_is_read_again() {
+    // `pg_ctl` polling `postmaster.pid` while the postmaster rewrites it:
+    // thread A's read overlapped B's write and saw its bytes. Replay
+    // reads first (original timing), then moves the offset back and
+    // reads again once the write has finished; the next read at the
+    // offset after it finds the end of the file.
+    let ms = 1_000_000;
+    let mut s = racing_write();
+    write_page(&mut s);
+    s.call(
+        "read",
+        &[3, P, 4096],
+        4096,
+        &[(1, Role::Exit, &[7u8; 4096])],
+    )
+    .by(PID + 1, 20 * ms, 200 * ms);
+    let last = s.seq;
+    s.renumber(&[last, last - 1]);
+    s.call("read", &[3, P, 4096], 0, &[(1, Role::Exit, b"")])
+        .by(PID + 1, 210 * ms, 220 * ms);
+    let (report, lines) = in_original_time(&s);
+    assert!(report.is_clean(), "{lines:?}\n{}", report.table());
+    assert_eq!(report.tally.requeried, 1, "{}", report.table());
+}
+
+#[test]
+fn a_query_that_saw_a_write_still_under_way_matches_when_asked_again() {
+    // A's lseek(SEEK_END) ended (at 90 ms) before B's extending write
+    // returned (100 ms) yet saw the new size: asked again after the calls
+    // that ended before it, it still finds the old one; after the calls
+    // that began before it ended, the new.
+    let ms = 1_000_000;
+    let mut s = racing_write();
+    s.call("lseek", &[3, 0, libc::SEEK_END as u64], 4096, &[])
+        .by(PID + 1, 20 * ms, 90 * ms);
+    write_page(&mut s);
+    let (report, lines) = in_original_time(&s);
     assert!(report.is_clean(), "{lines:?}\n{}", report.table());
     assert_eq!(report.tally.requeried, 1, "{}", report.table());
 }
