@@ -343,10 +343,26 @@ struct Shared<'a> {
     in_flight_cv: Condvar,
     /// Pipe calls given up for standing still (see `exec::Thread::stalls`).
     stalls: AtomicU64,
+    /// A wait for overlapping calls ran out: one of them was waiting for
+    /// the waiting thread (a pipe read, a `wait4`), and the same could hold
+    /// every mismatch up for the whole limit, so no later one waits.
+    overlap_timed_out: AtomicBool,
     rings: uring::Registry,
 }
 
 impl Shared<'_> {
+    /// [`Order::wait_overlapping`], until one such wait has run out.
+    fn wait_overlapping(&self, t: &Ticket) -> bool {
+        if self.overlap_timed_out.load(Ordering::Relaxed) {
+            return false;
+        }
+        let done = self.order.wait_overlapping(t, REQUERY_WAIT);
+        if !done {
+            self.overlap_timed_out.store(true, Ordering::Relaxed);
+        }
+        done
+    }
+
     fn born(&self, key: BirthKey, p: Proc) {
         lock(&self.births).waiting.insert(key, p);
         self.births_cv.notify_all();
@@ -522,6 +538,7 @@ pub fn replay(
         in_flight: Mutex::new((0, 0, false)),
         in_flight_cv: Condvar::new(),
         stalls: AtomicU64::new(0),
+        overlap_timed_out: AtomicBool::new(false),
         rings: uring::Registry::default(),
     };
     let started = Instant::now();
@@ -779,12 +796,10 @@ fn thread_main(shared: &Shared<'_>, tid: u32, start: Start, rx: Receiver<Vec<Ite
                     // then one that overlapped it, may have come first in
                     // the recording: a call that only looks is issued
                     // again after them.
-                    let waits = [Order::wait_earlier, Order::wait_overlapping];
-                    for wait in waits {
-                        if outcome.mismatch().is_none()
-                            || !wait(&shared.order, &ticket, REQUERY_WAIT)
-                            || !th.ready_again(&ev, row)
-                        {
+                    let earlier = || shared.order.wait_earlier(&ticket, REQUERY_WAIT);
+                    let overlapping = || shared.wait_overlapping(&ticket);
+                    for wait in [&earlier as &dyn Fn() -> bool, &overlapping] {
+                        if outcome.mismatch().is_none() || !wait() || !th.ready_again(&ev, row) {
                             break;
                         }
                         outcome = th.run(&ev, row);

@@ -1066,6 +1066,54 @@ fn a_query_that_saw_a_write_still_under_way_matches_when_asked_again() {
 }
 
 #[test]
+fn many_mismatches_beside_a_blocked_call_are_not_each_held_up() {
+    // A thread's pipe read overlaps every call of the main thread and
+    // waits for its last one. Each of 20 mismatched preads would wait the
+    // whole 2 s for that read to finish before its second try; after the
+    // first such wait runs out, the others skip it.
+    let root = tempfile::tempdir().unwrap();
+    let mut s = Script::new("/");
+    let ms = 1_000_000;
+    let fds: Vec<u8> = [3i32, 4].iter().flat_map(|f| f.to_le_bytes()).collect();
+    s.call("pipe2", &[P, 0], 0, &[(0, Role::Exit, &fds)])
+        .by(PID, 0, ms);
+    const READER: u32 = PID + 1;
+    s.thread(READER);
+    let o_creat = (libc::O_RDWR | libc::O_CREAT) as u64;
+    s.call(
+        "open",
+        &[P, o_creat, 0o600],
+        5,
+        &[(0, Role::Entry, b"/data")],
+    )
+    .by(PID, 2 * ms, 3 * ms);
+    let mismatches = 20;
+    for i in 0..mismatches {
+        s.call("pread64", &[5, P, 5, 0], 5, &[(1, Role::Exit, b"hello")])
+            .by(PID, (20 + 10 * i) * ms, (21 + 10 * i) * ms);
+    }
+    s.call("write", &[4, P, 3], 3, &[(1, Role::Entry, b"xyz")])
+        .by(PID, 900 * ms, 901 * ms);
+    s.call("read", &[3, P, 3], 3, &[(1, Role::Exit, b"xyz")])
+        .by(READER, 10 * ms, 1000 * ms);
+    let last = s.seq;
+    // Records come in completion order, ids in entry order.
+    let ids: Vec<u64> = (last - mismatches - 1..last)
+        .map(|id| id + 1)
+        .chain([last - mismatches - 1])
+        .collect();
+    s.renumber(&ids);
+    // 20 waits of 2 s would be 40 s.
+    let (report, lines) = run_within(&s, root.path(), 30);
+    assert_eq!(
+        report.tally.total().mismatched,
+        mismatches,
+        "{lines:?}\n{}",
+        report.table()
+    );
+}
+
+#[test]
 fn a_call_on_a_proc_fd_link_itself_does_not_follow_it() {
     // Python's os.link(f"/proc/self/fd/{tmpfile}", "e") calls link(),
     // which does not follow the magic link: EXDEV, as the link is in
