@@ -387,13 +387,14 @@ impl Snapshotter {
         path: &[u8],
         out: &mut dyn FnMut(Record),
     ) -> io::Result<()> {
-        let mut buf = vec![0u8; PIECE];
         let mut at = 0u64;
         while let Some(data) = next_data(f, at)? {
             let end = next_hole(f, data)?;
             at = data;
             while at < end {
                 let want = PIECE.min((end - at).try_into().unwrap_or(PIECE));
+                // A buffer per piece, handed to its record as it is.
+                let mut buf = vec![0u8; want];
                 let mut n = 0;
                 while n < want {
                     let m = f.read_at(&mut buf[n..want], at + n as u64)?;
@@ -406,6 +407,7 @@ impl Snapshotter {
                     return Ok(());
                 }
                 self.bytes += n as u64;
+                buf.truncate(n);
                 out(Record::PathData(PathData {
                     seq,
                     time_ns,
@@ -418,7 +420,7 @@ impl Snapshotter {
                         status: CaptureStatus::Complete,
                         len: n as u64,
                         captured: n as u64,
-                        data: Some(buf[..n].to_vec().into()),
+                        data: Some(buf.into()),
                     },
                 }));
                 at += n as u64;

@@ -355,21 +355,6 @@ static __always_inline bool reserve_dynptr(struct bpf_dynptr *d, __u32 size)
 	return false;
 }
 
-/* Stops the current process until the recorder resumes it: when the ring
- * is filling faster than the recorder drains it (throttle), or after a
- * spill. The signal goes out before the process is published in
- * `stopped`, so the recorder never resumes a stop it has not seen.
- *
- * It goes to the calling thread, which takes it on its way back from this
- * very call and so stops the whole group at once. Sent to the process, it
- * would wait in the shared queue for whichever thread the kernel picks,
- * possibly one not running for milliseconds, while the others go on
- * writing past the headroom.
- *
- * It goes out again at every call while the ring stays above the mark,
- * even for a process already published: the recorder's SIGCONT for an
- * earlier stop may have cancelled it (the recorder unpublishes, then
- * continues; a stop sent in between was continued at once). */
 /* Publishes a stopped process for the recorder to resume; false if it
  * was published already (the recorder has yet to resume it, and will).
  * Its parent is told, in case it stops too (`on_signal_generate`). */
@@ -387,6 +372,21 @@ static __always_inline bool publish_stop(__u32 tgid)
 	return true;
 }
 
+/* Stops the current process until the recorder resumes it: when the ring
+ * is filling faster than the recorder drains it (throttle), or after a
+ * spill. The signal goes out before the process is published in
+ * `stopped`, so the recorder never resumes a stop it has not seen.
+ *
+ * It goes to the calling thread, which takes it on its way back from this
+ * very call and so stops the whole group at once. Sent to the process, it
+ * would wait in the shared queue for whichever thread the kernel picks,
+ * possibly one not running for milliseconds, while the others go on
+ * writing past the headroom.
+ *
+ * It goes out again at every call while the ring stays above the mark,
+ * even for a process already published: the recorder's SIGCONT for an
+ * earlier stop may have cancelled it (the recorder unpublishes, then
+ * continues; a stop sent in between was continued at once). */
 static __always_inline void stop_process(__u32 tgid)
 {
 	if (bpf_send_signal_thread(SIGSTOP_NR))
