@@ -373,6 +373,12 @@ fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, los
             "stopped with a child stopped for back-pressure, continued with it",
         ),
         (
+            s.masked_exits,
+            "child exit",
+            "child exits",
+            "not told to the parent (a back-pressure stop's SIGCHLD was pending)",
+        ),
+        (
             s.spills,
             "buffer",
             "buffers",

@@ -26,7 +26,20 @@ const SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: u64 = 1;
 pub(crate) struct Filter(Vec<libc::sock_filter>);
 
 impl Filter {
+    /// Holds what the path gate holds: every call that may change a path,
+    /// and the calls of [`KEEPS_LATE_PATHS_RESOLVABLE`].
     pub(crate) fn new() -> Filter {
+        Filter::holding(|_| true)
+    }
+
+    /// Holds only `exit` and `exit_group`, with no initial state to
+    /// record: so that a parent still to read a back-pressure stop's
+    /// SIGCHLD hears of its child's exit (`Recorder::hold_exit`).
+    pub(crate) fn exits() -> Filter {
+        Filter::holding(|nr| is_exit(nr as i64))
+    }
+
+    fn holding(wanted: impl Fn(u32) -> bool) -> Filter {
         let stmt = |code: u32, k: u32| libc::sock_filter {
             code: code as u16,
             jt: 0,
@@ -45,6 +58,7 @@ impl Filter {
         let hold = stmt(ret, libc::SECCOMP_RET_USER_NOTIF);
         let mut calls: Vec<(u32, Rule)> = all()
             .iter()
+            .filter(|s| wanted(s.nr))
             .filter_map(|s| Some((s.nr, Rule::of(s)?)))
             .collect();
         calls.sort_unstable_by_key(|&(nr, _)| nr);
@@ -215,6 +229,11 @@ const OPEN_WRITES: u32 = (libc::O_ACCMODE | libc::O_CREAT | libc::O_TRUNC) as u3
 const KEEPS_LATE_PATHS_RESOLVABLE: [i64; 3] =
     [libc::SYS_fchdir, libc::SYS_exit, libc::SYS_exit_group];
 
+/// Whether the call ends its thread, or its process.
+pub(crate) fn is_exit(nr: i64) -> bool {
+    nr == libc::SYS_exit || nr == libc::SYS_exit_group
+}
+
 /// Whether a call the gate let through names paths whose state the
 /// recorder must record now ([`Rule`]).
 pub(crate) fn late_paths(row: &Syscall, args: &[u64; 6]) -> bool {
@@ -369,7 +388,7 @@ pub(crate) fn read_path(pid: i32, addr: u64) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{late_paths, Filter, Rule, AUDIT_ARCH_X86_64};
+    use super::{is_exit, late_paths, Filter, Rule, AUDIT_ARCH_X86_64};
     use reanimator_catalogue::{all, Kind};
 
     /// Runs the filter on one call, as the kernel's classic-BPF
@@ -481,6 +500,23 @@ mod tests {
             verdict(&f, 0x4000_0003, libc::SYS_unlink as u32, [0; 6]),
             ALLOW
         );
+    }
+
+    /// Without initial state to record, only exits are held, so that
+    /// the recorder can hold one back for its parent's sake.
+    #[test]
+    fn the_exits_filter_holds_exits_only() {
+        let f = Filter::exits();
+        for row in all() {
+            let args = [libc::AT_FDCWD as u64, 1, libc::O_WRONLY as u64, 0, 0, 0];
+            let want = if is_exit(row.nr as i64) { HOLD } else { ALLOW };
+            assert_eq!(
+                verdict(&f, AUDIT_ARCH_X86_64, row.nr, args),
+                want,
+                "{}",
+                row.name
+            );
+        }
     }
 
     /// What the filter lets through with a path is exactly what the

@@ -3,7 +3,7 @@
 //! back-pressure, and turns ring records into trace records.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::CString;
 use std::io::{self, Write};
 use std::mem::MaybeUninit;
@@ -17,16 +17,16 @@ use reanimator_fsstate::{Need, Snapshotter};
 use reanimator_record::mappings::SharedMappings;
 use reanimator_record::{
     clear_stop_request, exit_status, fork_stopped, now_ns, process_start, read_mem, spawned_start,
-    stop_requested, task_ids, touched_paths, watch_stop_signals, with_writer_thread, CaptureCounts,
-    Captures, ChildSetup, DataPolicy, Error, LeftBehind, RecordSummary, SavedState, Sink,
-    SnapshotPolicy, Target, CAPTURE_MAX,
+    status, stop_requested, task_ids, touched_paths, watch_stop_signals, with_writer_thread,
+    CaptureCounts, Captures, ChildSetup, DataPolicy, Error, LeftBehind, RecordSummary, SavedState,
+    Sink, SnapshotPolicy, Target, CAPTURE_MAX,
 };
 use reanimator_trace::{
     CaptureHead, CaptureStatus, ExitStatus, Loss, ProcessExit, ProcessStart, Record, Role,
     SignalDelivery, StartCause, SyscallExit, SyscallHead, Writer,
 };
 
-use crate::gate::{is_gate_fd, late_paths, read_path, Filter, Gate, Held};
+use crate::gate::{is_exit, is_gate_fd, late_paths, read_path, Filter, Gate, Held};
 use crate::guard::{map_fd, signal_each, Ending, Guard};
 use crate::records::{
     parse, RingRecord, CAP_EXIT, CAP_FAILED, CAP_RETRY, CAP_RUN, CAP_STRING, CAP_UNTERMINATED,
@@ -66,10 +66,12 @@ pub(crate) fn run<W: Write + Send>(
     // The command is forked before anything is loaded, so it inherits
     // none of the recorder's BPF descriptors.
     let spawned = match target {
-        Target::Spawn { program, argv, env } => {
-            let filter = (snapshot != SnapshotPolicy::Off).then(Filter::new);
-            Some(spawn_gated(program, argv, env, filter.as_ref())?)
-        }
+        Target::Spawn { program, argv, env } => Some(spawn_gated(
+            program,
+            argv,
+            env,
+            snapshot != SnapshotPolicy::Off,
+        )?),
         Target::Attach { .. } => None,
     };
     let mut object = MaybeUninit::uninit();
@@ -105,36 +107,44 @@ pub(crate) fn run<W: Write + Send>(
             malformed: 0,
             error: None,
             spills_done: 0,
+            exits_held: Vec::new(),
+            masked_seen: 0,
+            listeners: HashSet::new(),
         };
         rec.trace(target, root)
     })
 }
 
-/// Forks the command, stopped before its exec; with a filter, under the
-/// path gate, whose listener the recorder then takes.
+/// Forks the command, stopped before its exec, under the gate, whose
+/// listener the recorder then takes: the path gate when initial state is
+/// recorded, else one that holds only exits ([`Filter::exits`]), which
+/// the recording can do without if the kernel refuses it.
 fn spawn_gated(
     program: &CString,
     argv: &[CString],
     env: &[CString],
-    filter: Option<&Filter>,
+    paths: bool,
 ) -> Result<(i32, Option<Gate>), Error> {
-    let install = || filter.is_none_or(Filter::install);
+    let filter = if paths {
+        Filter::new()
+    } else {
+        Filter::exits()
+    };
+    let install = || filter.install() || !paths;
     let setup = ChildSetup {
         run: &install,
         why: "cannot install the seccomp path gate that records initial file state (use --snapshot off)",
     };
-    let pid = fork_stopped(program, argv, env, filter.map(|_| setup))?;
-    let gate = match filter {
-        Some(_) => match Gate::take(pid) {
-            Ok(g) => Some(g),
-            Err(e) => {
-                kill_and_reap(pid);
-                return Err(Error::Spawn(io::Error::other(format!(
-                    "cannot take the path gate from the command: {e}"
-                ))));
-            }
-        },
-        None => None,
+    let pid = fork_stopped(program, argv, env, Some(setup))?;
+    let gate = match Gate::take(pid) {
+        Ok(g) => Some(g),
+        Err(_) if !paths => None,
+        Err(e) => {
+            kill_and_reap(pid);
+            return Err(Error::Spawn(io::Error::other(format!(
+                "cannot take the path gate from the command: {e}"
+            ))));
+        }
     };
     Ok((pid, gate))
 }
@@ -283,7 +293,29 @@ struct Recorder<'s, 'o, 'q> {
     /// Spills read (or given up on): until every spill the kernel side
     /// made is done, no stopped process is resumed.
     spills_done: u64,
+    /// Exits the gate holds until the parent has read a back-pressure
+    /// stop's SIGCHLD ([`Recorder::hold_exit`]).
+    exits_held: Vec<HeldExit>,
+    /// Untold exits already looked at ([`Recorder::warn_masked_exit`]).
+    masked_seen: u64,
+    /// Parents found listening for SIGCHLD when an exit of theirs was
+    /// held, for [`Recorder::warn_masked_exit`] to judge them once gone.
+    listeners: HashSet<u32>,
 }
+
+/// An exit held for its parent's sake.
+struct HeldExit {
+    /// The gate's id of the held call.
+    id: u64,
+    parent: u32,
+    /// When it is let go whatever the parent does.
+    until: Instant,
+}
+
+/// How long an exit waits at most for its parent to read a pending
+/// SIGCHLD: a parent that blocks SIGCHLD and never reads it (it reaps
+/// with a plain `waitpid`) needs no wait, and gets this one.
+const EXIT_HOLD_MAX: Duration = Duration::from_secs(2);
 
 impl<'s> Recorder<'s, '_, '_> {
     /// The shared sequence counter (kernel and recorder take ids from it).
@@ -310,6 +342,50 @@ impl<'s> Recorder<'s, '_, '_> {
         // SAFETY: as in `counter`.
         unsafe { &*(std::ptr::addr_of!(bss.stop_requests) as *const AtomicU64) }
             .load(Ordering::Relaxed)
+    }
+
+    /// Child exits the kernel side saw go untold (`on_sigchld`).
+    fn masked_exits(&self) -> u64 {
+        let bss = self.bss();
+        // SAFETY: as in `counter`.
+        unsafe { &*(std::ptr::addr_of!(bss.masked_exits) as *const AtomicU64) }
+            .load(Ordering::SeqCst)
+    }
+
+    /// Counts the untold exits that matter, those of a parent that listens
+    /// for SIGCHLD (a holding gate let them go after [`EXIT_HOLD_MAX`], or
+    /// there is no gate: attached), and says so at once, so that a
+    /// recording that then never ends is no mystery.
+    fn warn_masked_exit(&mut self) {
+        let n = self.masked_exits();
+        if n == self.masked_seen {
+            return;
+        }
+        let new = n - self.masked_seen;
+        self.masked_seen = n;
+        let bss = self.bss();
+        let (parent, child) = (bss.masked_parent, bss.masked_child);
+        let child_name = bss.masked_child_comm.map(|c| c as u8);
+        // Once it has reaped it may be a zombie, with no handler and no
+        // descriptor left: then it is judged as when an exit of its was held.
+        let listens = self.listeners.contains(&parent) || listens_for_sigchld(parent);
+        if !listens {
+            return;
+        }
+        self.summary.masked_exits += new;
+        let parent_name =
+            std::fs::read_to_string(format!("/proc/{parent}/comm")).unwrap_or_default();
+        let child_name =
+            String::from_utf8_lossy(child_name.split(|&b| b == 0).next().unwrap_or_default());
+        eprintln!(
+            "reanimator: warning: {} (pid {parent}) was not told that its child {child_name} \
+             (pid {child}) exited: it still had the SIGCHLD of a back-pressure stop pending, \
+             and SIGCHLD does not queue. A parent that reaps only on a SIGCHLD saying a \
+             child exited (script does) now waits forever; if the recording does not end, \
+             stop it (`kill {}`) and record with a larger --ring-size or with --backend ptrace",
+            parent_name.trim_end(),
+            std::process::id()
+        );
     }
 
     /// Spills the kernel side has made so far.
@@ -422,10 +498,80 @@ impl<'s> Recorder<'s, '_, '_> {
                 self.snapshot(&path, need)?;
             }
         }
+        if self.hold_exit(&held) {
+            return Ok(());
+        }
         if let Some(gate) = &self.gate {
             gate.release(held.id);
         }
         Ok(())
+    }
+
+    /// Keeps an exit held while the parent has yet to read the SIGCHLD of
+    /// a back-pressure stop or resume of one of its children. SIGCHLD does
+    /// not queue: sent meanwhile, the exit's would be dropped, and a parent
+    /// that reaps only on an exit's SIGCHLD (`script`, through util-linux's
+    /// ul_pty) would wait forever. Released by [`Self::release_exits`].
+    fn hold_exit(&mut self, held: &Held) -> bool {
+        if !is_exit(held.nr as i64) || self.stop_requests() == 0 {
+            return false;
+        }
+        let Some(parent) = status(held.pid)
+            .map(|s| s.ppid)
+            .filter(|&p| self.owes_sigchld_noted(p))
+        else {
+            return false;
+        };
+        self.exits_held.push(HeldExit {
+            id: held.id,
+            parent,
+            until: Instant::now() + EXIT_HOLD_MAX,
+        });
+        true
+    }
+
+    /// Lets go the held exits whose parent has read its SIGCHLD, or that
+    /// waited long enough.
+    fn release_exits(&mut self) {
+        if self.exits_held.is_empty() {
+            return;
+        }
+        let now = Instant::now();
+        let held = std::mem::take(&mut self.exits_held);
+        let (wait, go): (Vec<_>, Vec<_>) = held
+            .into_iter()
+            .partition(|h| now < h.until && self.owes_sigchld(h.parent));
+        self.exits_held = wait;
+        if let Some(gate) = &self.gate {
+            for h in go {
+                gate.release(h.id);
+            }
+        }
+    }
+
+    /// Whether the process has a SIGCHLD pending that it will read, the
+    /// last one queued to it was a child's stop or resume (the one pending,
+    /// then), and a child of it was stopped for back-pressure.
+    fn owes_sigchld(&self, tgid: u32) -> bool {
+        let maps = &self.skel.maps;
+        let key = tgid.to_ne_bytes();
+        let last = maps.last_sigchld.lookup(&key, MapFlags::ANY);
+        let stop_or_resume = matches!(last, Ok(Some(v)) if v.len() == 4
+            && matches!(i32::from_ne_bytes([v[0], v[1], v[2], v[3]]),
+                libc::CLD_STOPPED | libc::CLD_CONTINUED));
+        stop_or_resume
+            && matches!(maps.child_stopped.lookup(&key, MapFlags::ANY), Ok(Some(_)))
+            && status(tgid as i32).is_some_and(|s| s.shared_pending & SIGCHLD_BIT != 0)
+            && listens_for_sigchld(tgid)
+    }
+
+    /// [`Self::owes_sigchld`], noting a parent found listening.
+    fn owes_sigchld_noted(&mut self, tgid: u32) -> bool {
+        let owes = self.owes_sigchld(tgid);
+        if owes {
+            self.listeners.insert(tgid);
+        }
+        owes
     }
 
     /// Records the paths a call the gate let through unheld names
@@ -573,6 +719,8 @@ impl<'s> Recorder<'s, '_, '_> {
                 me = drain()?;
                 resume_owed = !me.resume_stopped();
             }
+            me.release_exits();
+            me.warn_masked_exit();
             if let Some(pid) = root.filter(|_| !root_done) {
                 let mut status = 0;
                 // SAFETY: status is a local int.
@@ -1005,6 +1153,7 @@ impl<'s> Recorder<'s, '_, '_> {
         // recorder's own stop in the child before exec.
         self.summary.entered_before_attach = if spawned { 0 } else { before_attach };
         self.summary.spills = self.spills();
+        self.warn_masked_exit();
         let issued = self.counter().load(Ordering::Relaxed).saturating_sub(1);
         let gap = issued.saturating_sub(self.seen);
         let lost = ring_full + no_storage + self.malformed;
@@ -1152,4 +1301,28 @@ fn close(task: &mut Task, policy: DataPolicy, counts: &mut CaptureCounts) {
     } else {
         CaptureStatus::Complete
     };
+}
+
+const SIGCHLD_BIT: u64 = 1 << (libc::SIGCHLD - 1);
+
+/// Whether the process learns of its children's ends from SIGCHLD: a
+/// handler, or a signalfd (`script`). Otherwise, SIGCHLD blocked or
+/// ignored, it learns only from `waitpid` (`runuser`), which misses none.
+fn listens_for_sigchld(tgid: u32) -> bool {
+    if status(tgid as i32).is_some_and(|s| s.caught & SIGCHLD_BIT != 0) {
+        return true;
+    }
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{tgid}/fd")) else {
+        return false;
+    };
+    fds.flatten().any(|fd| {
+        std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == "anon_inode:[signalfd]")
+            && std::fs::read_to_string(format!("/proc/{tgid}/fdinfo/{}", fd.file_name().display()))
+                .is_ok_and(|info| {
+                    info.lines()
+                        .find_map(|l| l.strip_prefix("sigmask:"))
+                        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+                        .is_some_and(|m| m & SIGCHLD_BIT != 0)
+                })
+    })
 }

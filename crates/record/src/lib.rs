@@ -25,7 +25,7 @@ pub use process::{
     clear_stop_request, exit_status, fork_stopped, install_handler, read_mapped, read_mem,
     spawned_start, stop_requested, watch_stop_signals, ChildSetup, LeftBehind, SavedState,
 };
-pub use procfs::{process_start, task_ids};
+pub use procfs::{process_start, status, task_ids, Status};
 use reanimator_catalogue as catalogue;
 pub use reanimator_fsstate::SnapshotPolicy;
 use reanimator_fsstate::{join, Need};
@@ -197,6 +197,10 @@ pub struct RecordSummary {
     /// themselves because their child was stopped for back-pressure, and
     /// were continued with it rather than left stopped for good.
     pub reflex_stops: u64,
+    /// eBPF: child exits whose SIGCHLD the kernel dropped because the
+    /// parent still had one pending from a back-pressure stop or resume; a
+    /// parent that reaps only on an exit's SIGCHLD (`script`) waits forever.
+    pub masked_exits: u64,
     /// eBPF: buffers too large for the ring, read from the stopped thread.
     pub spills: u64,
     /// Threads of a spawned command still running when SIGTERM ended the

@@ -7,21 +7,34 @@ use std::os::unix::ffi::OsStrExt;
 
 use reanimator_trace::{FdInfo, ProcessStart, StartCause};
 
-/// Ids and mask from `/proc/TID/status`.
+/// Ids, masks and pending signals from `/proc/TID/status`.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct Status {
+pub struct Status {
+    /// The process the task belongs to.
     pub tgid: u32,
+    /// Its parent process (a reaper's after reparenting).
     pub ppid: u32,
+    /// Real user id.
     pub uid: u32,
+    /// Effective user id, the one permission checks use.
     pub euid: u32,
+    /// Real group id.
     pub gid: u32,
+    /// Effective group id.
     pub egid: u32,
+    /// The file mode creation mask.
     pub umask: u32,
+    /// Supplementary groups.
     pub groups: Vec<u32>,
+    /// Signals pending for the whole process (`ShdPnd`), bit N-1 for
+    /// signal N: where a child's SIGCHLD waits.
+    pub shared_pending: u64,
+    /// Signals with a handler (`SigCgt`), bit N-1 for signal N.
+    pub caught: u64,
 }
 
 /// Reads `/proc/TID/status`; `None` when the task is gone.
-pub(crate) fn status(tid: i32) -> Option<Status> {
+pub fn status(tid: i32) -> Option<Status> {
     let text = fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
     let mut s = Status::default();
     for line in text.lines() {
@@ -40,6 +53,8 @@ pub(crate) fn status(tid: i32) -> Option<Status> {
             "PPid" => s.ppid = next(),
             "Uid" => (s.uid, s.euid) = (next(), next()),
             "Gid" => (s.gid, s.egid) = (next(), next()),
+            "ShdPnd" => s.shared_pending = u64::from_str_radix(value.trim(), 16).unwrap_or(0),
+            "SigCgt" => s.caught = u64::from_str_radix(value.trim(), 16).unwrap_or(0),
             "Umask" => s.umask = u32::from_str_radix(value.trim(), 8).unwrap_or(0),
             "Groups" => {
                 s.groups = value

@@ -48,6 +48,14 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define SIGSTOP_NR 19
 #define SIGCONT_NR 18
 #define SIGTTOU_NR 22
+#define SIGCHLD_NR 17
+#define CLD_EXITED_CODE 1
+#define CLD_DUMPED_CODE 3
+#define CLD_STOPPED_CODE 5
+#define CLD_CONTINUED_CODE 6
+/* signal_generate's result: queued, or dropped as one was pending. */
+#define SIGNAL_QUEUED 0
+#define SIGNAL_ALREADY_PENDING 2
 #define SI_KERNEL_CODE 0x80
 #define SI_USER_CODE 0
 #define SI_TKILL_CODE (-6)
@@ -72,6 +80,13 @@ const volatile __u64 spill_at = 3 << 19;     /* ring bytes past which data is sp
 __u64 next_seq = 1;
 /* Bumped at every back-pressure stop, so the recorder knows to look. */
 __u64 stop_requests = 0;
+/* Child exits whose SIGCHLD was dropped because the parent still had one
+ * pending from a back-pressure stop or resume (`on_sigchld`), and the
+ * last such parent and child, for the recorder to name. */
+__u64 masked_exits = 0;
+__u32 masked_parent = 0;
+__u32 masked_child = 0;
+char masked_child_comm[16] = {};
 /* Spills so far; bumped before the spilling thread is sent SIGSTOP. */
 __u64 spills = 0;
 /* Set by the recorder when it stops following (detach): a task's call
@@ -130,6 +145,16 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } child_stopped SEC(".maps");
+
+/* The si_code of the last SIGCHLD queued to each traced process: while
+ * one is pending, it is the one pending. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, __s32);
+} last_sigchld SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -360,14 +385,16 @@ static __always_inline bool reserve_dynptr(struct bpf_dynptr *d, __u32 size)
  * Its parent is told, in case it stops too (`on_signal_generate`). */
 static __always_inline bool publish_stop(__u32 tgid)
 {
-	__u8 one = 1;
-	if (bpf_map_update_elem(&stopped, &tgid, &one, BPF_NOEXIST))
-		return false;
+	/* Told at every stop, published or not: each stop the child takes
+	 * tells the parent, which may stop in turn. */
 	__u32 parent = BPF_CORE_READ(bpf_get_current_task_btf(), real_parent, tgid);
 	if (is_traced(parent)) {
 		__u64 now = bpf_ktime_get_ns();
 		bpf_map_update_elem(&child_stopped, &parent, &now, BPF_ANY);
 	}
+	__u8 one = 1;
+	if (bpf_map_update_elem(&stopped, &tgid, &one, BPF_NOEXIST))
+		return false;
 	__sync_fetch_and_add(&stop_requests, 1);
 	return true;
 }
@@ -1924,6 +1951,7 @@ int BPF_PROG(on_task_free, struct task_struct *p)
 	bpf_map_delete_elem(&stopped, &tgid);
 	bpf_map_delete_elem(&continued, &tgid);
 	bpf_map_delete_elem(&child_stopped, &tgid);
+	bpf_map_delete_elem(&last_sigchld, &tgid);
 	uring_forget(tgid);
 	return 0;
 }
@@ -1974,12 +2002,44 @@ static __always_inline void on_stop_signal(int sig, struct kernel_siginfo *info,
 	__u64 *when = bpf_map_lookup_elem(&child_stopped, &tgid);
 	if (!when || bpf_ktime_get_ns() - *when > REFLEX_WINDOW_NS)
 		return;
-	bpf_map_delete_elem(&child_stopped, &tgid);
 	if (!publish_stop(tgid))
 		return;
 	struct counters *c = counters();
 	if (c)
 		c->reflex_stops++;
+}
+
+/* A child's exit its parent may never hear of. SIGCHLD does not queue:
+ * one sent while another is pending is dropped. Each back-pressure stop
+ * sends the parent CLD_STOPPED, and its resume CLD_CONTINUED; a parent
+ * that waits for its child only when a SIGCHLD says it exited (`script`,
+ * through util-linux's ul_pty) never reaps a child whose exit came while
+ * one of those was pending, and waits forever. Nothing here can mend
+ * that, so it is counted and the recorder says so at once. */
+static __always_inline void on_sigchld(struct kernel_siginfo *info, struct task_struct *task,
+				       int result)
+{
+	__u32 tgid = task->tgid;
+	if (!is_traced(tgid))
+		return;
+	__s32 code = BPF_CORE_READ(info, si_code);
+	if (result == SIGNAL_QUEUED) {
+		bpf_map_update_elem(&last_sigchld, &tgid, &code, BPF_ANY);
+		return;
+	}
+	if (result != SIGNAL_ALREADY_PENDING || code < CLD_EXITED_CODE || code > CLD_DUMPED_CODE)
+		return;
+	__s32 *pending = bpf_map_lookup_elem(&last_sigchld, &tgid);
+	if (!pending || (*pending != CLD_STOPPED_CODE && *pending != CLD_CONTINUED_CODE))
+		return;
+	/* The program's own stops and resumes do this without us. */
+	if (!bpf_map_lookup_elem(&child_stopped, &tgid))
+		return;
+	masked_parent = tgid;
+	/* The exit is told from the child's own context. */
+	masked_child = BPF_CORE_READ(info, _sifields._sigchld._pid);
+	bpf_get_current_comm(masked_child_comm, sizeof(masked_child_comm));
+	__sync_fetch_and_add(&masked_exits, 1);
 }
 
 /* SIGCONT takes effect (resumes the stopped, discards pending stops)
@@ -1988,6 +2048,12 @@ SEC("tp_btf/signal_generate")
 int BPF_PROG(on_signal_generate, int sig, struct kernel_siginfo *info, struct task_struct *task,
 	     int group, int result)
 {
+	if (sig == SIGCHLD_NR) {
+		/* The process's own queue (tgkill) is not where exits go. */
+		if (group && (unsigned long)info > 2)
+			on_sigchld(info, task, result);
+		return 0;
+	}
 	if (sig >= SIGSTOP_NR && sig <= SIGTTOU_NR) {
 		/* SEND_SIG_NOINFO and SEND_SIG_PRIV are not pointers. */
 		if ((unsigned long)info > 2)
