@@ -8,6 +8,7 @@
 # Usage: bench/record-ab.sh ROUNDS OUTPUT BIN [BIN...] -- CMD [ARGS...]
 #   OUTPUT is the file CMD writes (removed before each run).
 #   BACKEND=ptrace|ebpf picks the back end (default ebpf).
+#   SNAPSHOT=contents|meta|off picks the initial state (default contents).
 #   e.g. bench/record-ab.sh 5 F ./before ./after -- dd if=/dev/zero of=F bs=4k count=100000
 set -euo pipefail
 
@@ -25,6 +26,7 @@ done
 [ "${1:-}" = "--" ] && shift
 cmd=("$@")
 backend=${BACKEND:-ebpf}
+snapshot=${SNAPSHOT:-contents}
 
 work=$(mktemp -d /var/tmp/reanimator-rec-ab-XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -36,7 +38,7 @@ for ((r = 1; r <= rounds; r++)); do
         start=$(date +%s.%N)
         if [ "$b" = vanilla ]; then
             "${cmd[@]}" >/dev/null
-        elif ! "$b" record --backend "$backend" -o "$work/t.rnm" -- "${cmd[@]}" \
+        elif ! "$b" record --backend "$backend" --snapshot "$snapshot" -o "$work/t.rnm" -- "${cmd[@]}" \
             >/dev/null 2>"$work/err" || ! grep -q 'lost: 0' "$work/err"; then
             echo "record-ab: $b failed or lost events:" >&2
             tail -5 "$work/err" >&2

@@ -107,6 +107,7 @@ pub(crate) fn run<W: Write + Send>(
             malformed: 0,
             error: None,
             spills_done: 0,
+            gate_holds_paths: snapshot != SnapshotPolicy::Off,
             exits_held: Vec::new(),
             masked_seen: 0,
             listeners: HashSet::new(),
@@ -293,6 +294,9 @@ struct Recorder<'s, 'o, 'q> {
     /// Spills read (or given up on): until every spill the kernel side
     /// made is done, no stopped process is resumed.
     spills_done: u64,
+    /// Whether the gate is the path gate, not one that holds only exits
+    /// ([`spawn_gated`]).
+    gate_holds_paths: bool,
     /// Exits the gate holds until the parent has read a back-pressure
     /// stop's SIGCHLD ([`Recorder::hold_exit`]).
     exits_held: Vec<HeldExit>,
@@ -516,7 +520,9 @@ impl<'s> Recorder<'s, '_, '_> {
         if !is_exit(held.nr as i64) || self.stop_requests() == 0 {
             return false;
         }
+        // A thread's `exit` ends the process only when it is the last.
         let Some(parent) = status(held.pid)
+            .filter(|s| held.nr as i64 == libc::SYS_exit_group || s.threads == 1)
             .map(|s| s.ppid)
             .filter(|&p| self.owes_sigchld_noted(p))
         else {
@@ -786,8 +792,10 @@ impl<'s> Recorder<'s, '_, '_> {
                 loop {
                     // The calls the held thread finished before this one
                     // are in the ring: their late snapshots come first.
-                    drop(me);
-                    me = drain()?;
+                    if me.gate_holds_paths {
+                        drop(me);
+                        me = drain()?;
+                    }
                     me.on_held(held)?;
                     match me.gate.as_ref().map(|g| g.wait(Duration::ZERO)) {
                         Some(Ok(Some(next))) => held = next,

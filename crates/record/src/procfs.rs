@@ -31,6 +31,8 @@ pub struct Status {
     pub shared_pending: u64,
     /// Signals with a handler (`SigCgt`), bit N-1 for signal N.
     pub caught: u64,
+    /// Threads in the process.
+    pub threads: u32,
 }
 
 /// Reads `/proc/TID/status`; `None` when the task is gone.
@@ -51,6 +53,7 @@ pub fn status(tid: i32) -> Option<Status> {
         match key {
             "Tgid" => s.tgid = next(),
             "PPid" => s.ppid = next(),
+            "Threads" => s.threads = next(),
             "Uid" => (s.uid, s.euid) = (next(), next()),
             "Gid" => (s.gid, s.egid) = (next(), next()),
             "ShdPnd" => s.shared_pending = u64::from_str_radix(value.trim(), 16).unwrap_or(0),
