@@ -116,7 +116,7 @@ impl Filter {
             filter: self.0.as_ptr() as *mut libc::sock_filter,
         };
         // SAFETY: seccomp reads the program we own; dup3/close act on the
-        // returned descriptor only.
+        // returned descriptor and on `GATE_FD` only.
         unsafe {
             let fd = libc::syscall(
                 libc::SYS_seccomp,
@@ -125,6 +125,10 @@ impl Filter {
                 &prog as *const libc::sock_fprog,
             );
             if fd < 0 {
+                // Nothing the recorder would take for a listener: a
+                // descriptor the command inherited there goes, as it
+                // would have under the listener.
+                libc::close(GATE_FD);
                 return false;
             }
             let ok = libc::dup3(fd as i32, GATE_FD, libc::O_CLOEXEC) == GATE_FD;
