@@ -635,4 +635,11 @@ fn an_exit_a_parent_was_not_told_of_is_reported() {
         err.contains("1 child exit not told to the parent"),
         "not counted in the summary: {shown}"
     );
+    // With no initial state asked for, the gate holds exits only: it must
+    // record no path either.
+    let paths = records(&dir.path().join("t.rtr"))
+        .into_iter()
+        .filter(|r| matches!(r, Record::PathState(_) | Record::PathData(_)))
+        .count();
+    assert_eq!(paths, 0, "--snapshot off recorded path states");
 }

@@ -1009,7 +1009,7 @@ impl<'s> Recorder<'s, '_, '_> {
                 {
                     self.summary.unfinished += 1;
                 }
-                if self.gate.is_some() {
+                if self.gate_holds_paths {
                     self.late_snapshot(tid, nr, &args)?;
                 }
                 if let (Some(row), Some(x)) = (catalogue::by_nr(nr), head.exit) {
