@@ -303,7 +303,7 @@ struct Recorder<'s, 'o, 'q> {
     /// Untold exits already looked at ([`Recorder::warn_masked_exit`]).
     masked_seen: u64,
     /// Parents found listening for SIGCHLD when an exit of theirs was
-    /// held, for [`Recorder::warn_masked_exit`] to judge them once gone.
+    /// held: [`Recorder::warn_masked_exit`] tells only of theirs.
     listeners: HashSet<u32>,
 }
 
@@ -317,8 +317,8 @@ struct HeldExit {
 }
 
 /// How long an exit waits at most for its parent to read a pending
-/// SIGCHLD: a parent that blocks SIGCHLD and never reads it (it reaps
-/// with a plain `waitpid`) needs no wait, and gets this one.
+/// SIGCHLD: a parent with a signalfd for SIGCHLD may still never read it
+/// (it reaps with a plain `waitpid`).
 const EXIT_HOLD_MAX: Duration = Duration::from_secs(2);
 
 impl<'s> Recorder<'s, '_, '_> {
@@ -370,9 +370,11 @@ impl<'s> Recorder<'s, '_, '_> {
         let bss = self.bss();
         let (parent, child) = (bss.masked_parent, bss.masked_child);
         let child_name = bss.masked_child_comm.map(|c| c as u8);
-        // Once it has reaped it may be a zombie, with no handler and no
-        // descriptor left: then it is judged as when an exit of its was held.
-        let listens = self.listeners.contains(&parent) || listens_for_sigchld(parent);
+        // Judged when an exit of its was held: by now it may have reaped
+        // and unblocked SIGCHLD (bash), or be a zombie with no handler or
+        // descriptor left. With no gate (attached), as it is now.
+        let listens = self.listeners.contains(&parent)
+            || (self.gate.is_none() && listens_for_sigchld(parent));
         if !listens {
             return;
         }
@@ -1313,11 +1315,16 @@ fn close(task: &mut Task, policy: DataPolicy, counts: &mut CaptureCounts) {
 
 const SIGCHLD_BIT: u64 = 1 << (libc::SIGCHLD - 1);
 
-/// Whether the process learns of its children's ends from SIGCHLD: a
-/// handler, or a signalfd (`script`). Otherwise, SIGCHLD blocked or
-/// ignored, it learns only from `waitpid` (`runuser`), which misses none.
+/// Whether the process will read a pending SIGCHLD while its child waits
+/// to exit: it has a handler and does not block it, or it reads SIGCHLD
+/// from a signalfd (`script`). A parent that blocks SIGCHLD as it waits
+/// for its child (`bash`, around its `waitpid`) or has no handler
+/// (`runuser`) learns of the exit from `waitpid`, which misses none:
+/// holding the exit for it would only wait out [`EXIT_HOLD_MAX`].
 fn listens_for_sigchld(tgid: u32) -> bool {
-    if status(tgid as i32).is_some_and(|s| s.caught & SIGCHLD_BIT != 0) {
+    if status(tgid as i32)
+        .is_some_and(|s| s.caught & SIGCHLD_BIT != 0 && s.blocked & SIGCHLD_BIT == 0)
+    {
         return true;
     }
     let Ok(fds) = std::fs::read_dir(format!("/proc/{tgid}/fd")) else {

@@ -31,6 +31,8 @@ pub struct Status {
     pub shared_pending: u64,
     /// Signals with a handler (`SigCgt`), bit N-1 for signal N.
     pub caught: u64,
+    /// Signals the task blocks (`SigBlk`), bit N-1 for signal N.
+    pub blocked: u64,
     /// Threads in the process.
     pub threads: u32,
 }
@@ -57,6 +59,7 @@ pub fn status(tid: i32) -> Option<Status> {
             "Uid" => (s.uid, s.euid) = (next(), next()),
             "Gid" => (s.gid, s.egid) = (next(), next()),
             "ShdPnd" => s.shared_pending = u64::from_str_radix(value.trim(), 16).unwrap_or(0),
+            "SigBlk" => s.blocked = u64::from_str_radix(value.trim(), 16).unwrap_or(0),
             "SigCgt" => s.caught = u64::from_str_radix(value.trim(), 16).unwrap_or(0),
             "Umask" => s.umask = u32::from_str_radix(value.trim(), 8).unwrap_or(0),
             "Groups" => {
