@@ -542,8 +542,10 @@ fn both_back_ends_count_shared_mappings_a_killed_process_held() {
 }
 
 /// Records `argv` with eBPF through a 1 MiB ring, which stops a `dd` at
-/// most calls, and no initial state; the output and how to show it.
-fn record_through_a_small_ring(dir: &Path, argv: &[&str]) -> (Output, String) {
+/// most calls, and no initial state; asserts that the recording succeeded
+/// and the ring filled (or the test would prove nothing). Returns the
+/// recorder's stderr, and the whole output to show.
+fn record_through_a_small_ring(dir: &Path, argv: &[&str]) -> (String, String) {
     let o = common::output_within(
         Command::new(common::bin())
             .current_dir(dir)
@@ -554,7 +556,13 @@ fn record_through_a_small_ring(dir: &Path, argv: &[&str]) -> (Output, String) {
         std::time::Duration::from_secs(120),
     );
     let shown = common::show(&o);
-    (o, shown)
+    assert!(o.status.success(), "{argv:?}: {shown}");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        err.contains("back-pressure stop"),
+        "{argv:?}: the ring never filled, so the test proved nothing: {shown}"
+    );
+    (err, shown)
 }
 
 /// `su`, `runuser`, `sudo` and `script` stop themselves when their child
@@ -577,15 +585,9 @@ fn wrappers_that_stop_with_their_child_are_continued_with_it() {
     ];
     for argv in wrapped {
         let _ = std::fs::remove_file(dir.path().join("out"));
-        let (o, shown) = record_through_a_small_ring(dir.path(), &argv);
-        assert!(o.status.success(), "{argv:?}: {shown}");
+        let (err, shown) = record_through_a_small_ring(dir.path(), &argv);
         let len = std::fs::metadata(dir.path().join("out")).unwrap().len();
         assert_eq!(len, 2000 * 65536, "{argv:?}: dd ran to its end");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(
-            err.contains("back-pressure stop"),
-            "{argv:?}: the ring never filled, so the test proved nothing: {shown}"
-        );
         assert!(
             err.contains("stopped with a child stopped for back-pressure"),
             "{argv:?}: no wrapper stop was seen: {shown}"
@@ -623,13 +625,7 @@ fn an_exit_a_parent_was_not_told_of_is_reported() {
         if pid == 0:\n    \
             os.execvp('dd', ['dd', 'if=/dev/zero', 'of=out', 'bs=64k', 'count=2000', 'status=none'])\n\
         sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n";
-    let (o, shown) = record_through_a_small_ring(dir.path(), &["python3", "-c", parent]);
-    assert!(o.status.success(), "{shown}");
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("back-pressure stop"),
-        "the ring never filled, so the test proved nothing: {shown}"
-    );
+    let (err, shown) = record_through_a_small_ring(dir.path(), &["python3", "-c", parent]);
     assert!(
         err.contains("was not told that its child dd"),
         "no warning while recording: {shown}"
@@ -647,13 +643,7 @@ fn an_exit_a_parent_was_not_told_of_is_reported() {
     assert_eq!(paths, 0, "--snapshot off recorded path states");
 
     let bash = "dd if=/dev/zero of=out bs=64k count=2000 status=none; true";
-    let (o, shown) = record_through_a_small_ring(dir.path(), &["bash", "-c", bash]);
-    assert!(o.status.success(), "{shown}");
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("back-pressure stop"),
-        "the ring never filled: {shown}"
-    );
+    let (err, shown) = record_through_a_small_ring(dir.path(), &["bash", "-c", bash]);
     // Held, bash's child would have waited out the hold, then gone untold.
     assert!(
         !err.contains("not told"),

@@ -19,7 +19,7 @@ use reanimator_record::{
     clear_stop_request, exit_status, fork_stopped, now_ns, process_start, read_mem, spawned_start,
     status, stop_requested, task_ids, touched_paths, watch_stop_signals, with_writer_thread,
     CaptureCounts, Captures, ChildSetup, DataPolicy, Error, LeftBehind, RecordSummary, SavedState,
-    Sink, SnapshotPolicy, Target, CAPTURE_MAX,
+    Sink, SnapshotPolicy, Status, Target, CAPTURE_MAX,
 };
 use reanimator_trace::{
     CaptureHead, CaptureStatus, ExitStatus, Loss, ProcessExit, ProcessStart, Record, Role,
@@ -374,7 +374,8 @@ impl<'s> Recorder<'s, '_, '_> {
         // and unblocked SIGCHLD (bash), or be a zombie with no handler or
         // descriptor left. With no gate (attached), as it is now.
         let listens = self.listeners.contains(&parent)
-            || (self.gate.is_none() && listens_for_sigchld(parent));
+            || (self.gate.is_none()
+                && status(parent as i32).is_some_and(|s| listens_for_sigchld(parent, &s)));
         if !listens {
             return;
         }
@@ -569,8 +570,9 @@ impl<'s> Recorder<'s, '_, '_> {
                 libc::CLD_STOPPED | libc::CLD_CONTINUED));
         stop_or_resume
             && matches!(maps.child_stopped.lookup(&key, MapFlags::ANY), Ok(Some(_)))
-            && status(tgid as i32).is_some_and(|s| s.shared_pending & SIGCHLD_BIT != 0)
-            && listens_for_sigchld(tgid)
+            && status(tgid as i32).is_some_and(|s| {
+                s.shared_pending & SIGCHLD_BIT != 0 && listens_for_sigchld(tgid, &s)
+            })
     }
 
     /// [`Self::owes_sigchld`], noting a parent found listening.
@@ -1321,10 +1323,8 @@ const SIGCHLD_BIT: u64 = 1 << (libc::SIGCHLD - 1);
 /// for its child (`bash`, around its `waitpid`) or has no handler
 /// (`runuser`) learns of the exit from `waitpid`, which misses none:
 /// holding the exit for it would only wait out [`EXIT_HOLD_MAX`].
-fn listens_for_sigchld(tgid: u32) -> bool {
-    if status(tgid as i32)
-        .is_some_and(|s| s.caught & SIGCHLD_BIT != 0 && s.blocked & SIGCHLD_BIT == 0)
-    {
+fn listens_for_sigchld(tgid: u32, status: &Status) -> bool {
+    if status.caught & SIGCHLD_BIT != 0 && status.blocked & SIGCHLD_BIT == 0 {
         return true;
     }
     let Ok(fds) = std::fs::read_dir(format!("/proc/{tgid}/fd")) else {

@@ -52,15 +52,17 @@ pub fn status(tid: i32) -> Option<Status> {
                 .and_then(|f| f.parse::<u32>().ok())
                 .unwrap_or(0)
         };
+        // A signal set: hex, bit N-1 for signal N.
+        let signal_set = || u64::from_str_radix(value.trim(), 16).unwrap_or(0);
         match key {
             "Tgid" => s.tgid = next(),
             "PPid" => s.ppid = next(),
             "Threads" => s.threads = next(),
             "Uid" => (s.uid, s.euid) = (next(), next()),
             "Gid" => (s.gid, s.egid) = (next(), next()),
-            "ShdPnd" => s.shared_pending = u64::from_str_radix(value.trim(), 16).unwrap_or(0),
-            "SigBlk" => s.blocked = u64::from_str_radix(value.trim(), 16).unwrap_or(0),
-            "SigCgt" => s.caught = u64::from_str_radix(value.trim(), 16).unwrap_or(0),
+            "ShdPnd" => s.shared_pending = signal_set(),
+            "SigBlk" => s.blocked = signal_set(),
+            "SigCgt" => s.caught = signal_set(),
             "Umask" => s.umask = u32::from_str_radix(value.trim(), 8).unwrap_or(0),
             "Groups" => {
                 s.groups = value
