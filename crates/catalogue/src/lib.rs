@@ -668,6 +668,12 @@ impl Group {
     /// a file another process rewrites (`pg_ctl` reading `postmaster.pid`)
     /// may have read it just after the write in the recording.
     pub const REREAD: Groups = 1 << 13;
+    /// Works at the descriptor's file offset (`read`, `write`, `readv`,
+    /// `writev`, `lseek`). Processes that share an open file description
+    /// (a server's `> log 2>&1`, inherited by every process it forks)
+    /// share that offset, so two such calls that overlapped in time still
+    /// took effect in one order: replay keeps the order they finished in.
+    pub const CURSOR: Groups = 1 << 14;
 
     /// Every group with the name used on the command line.
     pub const NAMES: &'static [(&'static str, Groups)] = &[
@@ -685,6 +691,7 @@ impl Group {
         ("aio", Self::AIO),
         ("query", Self::QUERY),
         ("reread", Self::REREAD),
+        ("cursor", Self::CURSOR),
     ];
 }
 

@@ -43,7 +43,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use reanimator_catalogue::{self as catalogue, Effect, Replay, Syscall};
+use reanimator_catalogue::{self as catalogue, Effect, Group, Replay, Syscall};
 use reanimator_fsstate::{after_state_like, compare, is_pseudo, Preparer, Root};
 use reanimator_text::{Renderer, TextOptions};
 use reanimator_trace::{
@@ -636,7 +636,8 @@ pub fn replay(
                     shared.acquire(bytes, max_seq, &mut queues, &mut stalled);
                     let exit_ns = ev.exit.map_or(u64::MAX, |x| x.exit_ns);
                     let io = commute_fds.observe(row, &ev);
-                    let ticket = shared.order.dispatch(seq, ev.enter_ns, exit_ns, io);
+                    let cursor = row.in_groups(Group::CURSOR);
+                    let ticket = shared.order.dispatch(seq, ev.enter_ns, exit_ns, io, cursor);
                     queues.call(tid, Item::Call(Box::new(ev), row, ticket, bytes));
                 }
                 Record::ProcessStart(p) => {
@@ -787,6 +788,10 @@ fn thread_main(shared: &Shared<'_>, tid: u32, start: Start, rx: Receiver<Vec<Ite
                 Item::Call(ev, row, ticket, bytes) => {
                     finished.0 += 1;
                     finished.1 += bytes;
+                    if row.in_groups(Group::CURSOR) {
+                        let description = th.proc.description(&ev, ev.args[0] as i32);
+                        shared.order.resolve(&ticket, description);
+                    }
                     if shared.abort.load(Ordering::Relaxed) || !wait(shared, &ticket) {
                         shared.order.done(&ticket);
                         continue;

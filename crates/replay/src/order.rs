@@ -23,9 +23,19 @@
 //!   after another ended never races it (a `close` in one thread and the
 //!   `open` in another that reused its number).
 //!
+//! Under `overlap` and `commute`, calls at the file offset of one open
+//! file description (the catalogue's `cursor` group: `read`, `write`,
+//! `lseek` ...) also keep the order they finished in, even when they
+//! overlapped: processes sharing a description share its offset, and the
+//! kernel serialised them, so two log lines written by two processes of
+//! a server land in the recorded order. Which description a call uses is
+//! known only when its thread reaches it ([`Order::resolve`]); until then
+//! a later call of the group waits for it.
+//!
 //! No policy can deadlock on its own: a call only waits for calls that,
-//! in the recording, finished (overlap, commute) or began (strict) before
-//! it began, and those never waited for it.
+//! in the recording, finished (overlap, commute, cursor) or began
+//! (strict) before it began or, for the cursor rule, before it finished,
+//! and those never waited for it.
 
 use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::sync::{Condvar, Mutex};
@@ -66,6 +76,18 @@ pub enum OrderPolicy {
     Strict,
 }
 
+/// Which open file description's offset a dispatched call works at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cursor {
+    /// None: the call does not use a file offset, or not a shared one.
+    Free,
+    /// A `cursor` call its thread has not reached: it may turn out to be
+    /// on any description.
+    Unresolved,
+    /// On this description (the address of its real descriptor).
+    On(usize),
+}
+
 /// One dispatched call, as the ordering sees it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Ticket {
@@ -88,6 +110,7 @@ struct Slot {
     exit_ns: u64,
     done: bool,
     io: Option<PositionalIo>,
+    cursor: Cursor,
 }
 
 struct State {
@@ -154,13 +177,16 @@ impl Order {
     }
 
     /// Registers a call about to be handed to its thread. `io` is its byte
-    /// range when it may pass commuting calls.
+    /// range when it may pass commuting calls; `cursor` says it works at
+    /// a descriptor's file offset (its thread then calls
+    /// [`Self::resolve`] before [`Self::wait_turn`]).
     pub fn dispatch(
         &self,
         seq: u64,
         enter_ns: u64,
         exit_ns: u64,
         io: Option<PositionalIo>,
+        cursor: bool,
     ) -> Ticket {
         let mut s = lock(&self.state);
         let slot = s.base + s.ring.len() as u64;
@@ -168,11 +194,20 @@ impl Order {
         if self.policy == OrderPolicy::Strict {
             s.pending.insert(seq);
         }
+        // Strict order issues calls by entry, and a call that finished
+        // first may have entered last: the two rules could wait for each
+        // other.
+        let cursor = if cursor && self.policy != OrderPolicy::Strict {
+            Cursor::Unresolved
+        } else {
+            Cursor::Free
+        };
         s.ring.push_back(Slot {
             enter_ns,
             exit_ns,
             done: false,
             io,
+            cursor,
         });
         Ticket {
             slot,
@@ -180,6 +215,25 @@ impl Order {
             enter_ns,
             exit_ns,
             io,
+        }
+    }
+
+    /// Says which open file description a `cursor` call works at, now
+    /// that its thread has reached it: `None` when it has no shared file
+    /// offset (a pipe, a simulated descriptor, a closed number).
+    pub fn resolve(&self, t: &Ticket, description: Option<usize>) {
+        let mut s = lock(&self.state);
+        let base = s.base;
+        let Some(slot) = s.ring.get_mut((t.slot - base) as usize) else {
+            return;
+        };
+        if slot.cursor != Cursor::Unresolved {
+            return;
+        }
+        slot.cursor = description.map_or(Cursor::Free, Cursor::On);
+        // A later call of the group may be waiting to learn this.
+        if !s.sleepers.is_empty() {
+            self.wake(&mut s);
         }
     }
 
@@ -252,8 +306,8 @@ impl Order {
                 .is_none_or(|f| f.exit_ns >= t.enter_ns || s.base == t.slot)
         };
         match self.policy {
-            OrderPolicy::Overlap => overlap(),
-            OrderPolicy::Commute => Self::commute_ready(s, t, checked),
+            OrderPolicy::Overlap => overlap() && Self::cursor_ready(s, t),
+            OrderPolicy::Commute => Self::commute_ready(s, t, checked) && Self::cursor_ready(s, t),
             OrderPolicy::Strict => {
                 let turn = s.watermark >= t.seq
                     || (s.starved_below.is_some() && s.pending.first() == Some(&t.seq));
@@ -332,6 +386,27 @@ impl Order {
         if s.waiters > 0 {
             self.cv.notify_all();
         }
+    }
+
+    /// The cursor rule: a call at a description's offset goes once every
+    /// call that finished before it, in the trace, at that description's
+    /// offset (or at one not known yet) has finished. Calls that did not
+    /// overlap it are already waited for, so only the unfinished slots
+    /// before its own are looked at, at most [`SCAN_LIMIT`] of them.
+    fn cursor_ready(s: &State, t: &Ticket) -> bool {
+        let Some(own) = s.ring.get((t.slot - s.base) as usize) else {
+            return true;
+        };
+        let Cursor::On(description) = own.cursor else {
+            return true;
+        };
+        let before = (t.slot - s.base) as usize;
+        if before > SCAN_LIMIT {
+            return false;
+        }
+        s.ring.iter().take(before).all(|x| {
+            x.done || !matches!(x.cursor, Cursor::Unresolved) && x.cursor != Cursor::On(description)
+        })
     }
 
     /// Commute order: every unfinished call that ended, in the trace,
@@ -417,6 +492,8 @@ impl Order {
         // Under commute order, and for `wait_overlapping`, any finished
         // call may be the one a waiter waits for, not only the oldest.
         let mut moved = self.policy == OrderPolicy::Commute || s.waiters > 0;
+        // A finished `cursor` call may be what another one waits for.
+        moved |= s.ring.get(i).is_some_and(|e| e.cursor != Cursor::Free);
         while s.ring.front().is_some_and(|f| f.done) {
             s.ring.pop_front();
             s.base += 1;
@@ -489,6 +566,7 @@ impl CommuteFds {
 mod tests {
     use super::*;
     use reanimator_trace::SyscallExit;
+    use std::sync::Arc;
 
     fn pwrite(fd: i32, start: u64) -> Option<PositionalIo> {
         Some(PositionalIo {
@@ -510,8 +588,8 @@ mod tests {
     /// so before `b` began) is unfinished.
     fn passes(policy: OrderPolicy, a: Option<PositionalIo>, b: Option<PositionalIo>) -> bool {
         let order = Order::new(policy, 1);
-        order.dispatch(1, 5, 10, a);
-        let t = order.dispatch(2, 20, 30, b);
+        order.dispatch(1, 5, 10, a, false);
+        let t = order.dispatch(2, 20, 30, b, false);
         let s = lock(&order.state);
         order.ready(&s, &t, &mut 0)
     }
@@ -526,8 +604,8 @@ mod tests {
         // Strict order also waits for a call that ended before this one
         // began, even once that call has started.
         let order = Order::new(Strict, 1);
-        let first = order.dispatch(1, 5, 10, None);
-        let second = order.dispatch(2, 20, 30, None);
+        let first = order.dispatch(1, 5, 10, None, false);
+        let second = order.dispatch(2, 20, 30, None, false);
         assert!(order.wait_turn(&first));
         assert!(!order.ready(&lock(&order.state), &second, &mut 0));
         order.done(&first);
@@ -543,15 +621,78 @@ mod tests {
     #[test]
     fn a_commute_call_waits_once_it_is_too_far_ahead() {
         let order = Order::new(OrderPolicy::Commute, 1);
-        let lagging = order.dispatch(1, 1, 2, pwrite(3, 0));
+        let lagging = order.dispatch(1, 1, 2, pwrite(3, 0), false);
         for i in 0..SCAN_LIMIT as u64 {
-            let t = order.dispatch(2 + i, 3 + i, 3 + i, pwrite(4, 4096 * (i + 1)));
+            let t = order.dispatch(2 + i, 3 + i, 3 + i, pwrite(4, 4096 * (i + 1)), false);
             order.done(&t);
         }
-        let far = order.dispatch(9999, 100_000, 100_001, pwrite(4, 1 << 30));
+        let far = order.dispatch(9999, 100_000, 100_001, pwrite(4, 1 << 30), false);
         assert!(!order.ready(&lock(&order.state), &far, &mut 0));
         order.done(&lagging);
         assert!(order.ready(&lock(&order.state), &far, &mut 0));
+    }
+
+    #[test]
+    fn calls_at_one_shared_offset_keep_the_order_they_finished_in() {
+        use OrderPolicy::*;
+        // Two writes that overlapped in time (2..8 and 1..9): only the
+        // cursor rule orders them.
+        for policy in [Overlap, Commute] {
+            let order = Order::new(policy, 1);
+            let first = order.dispatch(1, 2, 8, None, true);
+            let second = order.dispatch(2, 1, 9, None, true);
+            let ready = |t: &Ticket| order.ready(&lock(&order.state), t, &mut 0);
+            // Not known yet where the first one writes: the second waits.
+            order.resolve(&second, Some(7));
+            assert!(!ready(&second), "{policy:?}");
+            // On another description, or at no offset: it goes.
+            order.resolve(&first, Some(8));
+            assert!(ready(&second), "{policy:?}");
+            let order = Order::new(policy, 1);
+            let first = order.dispatch(1, 2, 8, None, true);
+            let second = order.dispatch(2, 1, 9, None, true);
+            let ready = |t: &Ticket| order.ready(&lock(&order.state), t, &mut 0);
+            order.resolve(&first, Some(7));
+            order.resolve(&second, Some(7));
+            assert!(ready(&first));
+            assert!(!ready(&second), "{policy:?}");
+            order.done(&first);
+            assert!(ready(&second), "{policy:?}");
+            // A call of another kind never waits under this rule.
+            let order = Order::new(policy, 1);
+            order.dispatch(1, 2, 8, None, true);
+            let other = order.dispatch(2, 1, 9, None, false);
+            assert!(order.ready(&lock(&order.state), &other, &mut 0));
+        }
+        // Strict order issues by entry: the rule would fight it.
+        let order = Order::new(Strict, 1);
+        let first = order.dispatch(2, 2, 8, None, true);
+        let second = order.dispatch(1, 1, 9, None, true);
+        order.resolve(&first, Some(7));
+        order.resolve(&second, Some(7));
+        assert!(order.ready(&lock(&order.state), &second, &mut 0));
+    }
+
+    /// A thread waiting under the cursor rule is woken when the call it
+    /// waits for finishes, even though that call is not the oldest
+    /// unfinished one (which may wait for the waiter's own thread).
+    #[test]
+    fn a_finished_cursor_call_wakes_the_one_waiting_for_it() {
+        let order = Arc::new(Order::new(OrderPolicy::Overlap, 1));
+        let _oldest = order.dispatch(1, 1, 20, None, false);
+        let first = order.dispatch(2, 2, 8, None, true);
+        let second = order.dispatch(3, 1, 9, None, true);
+        order.resolve(&first, Some(7));
+        order.resolve(&second, Some(7));
+        let waiter = {
+            let order = order.clone();
+            std::thread::spawn(move || order.wait_turn(&second))
+        };
+        while lock(&order.state).sleepers.is_empty() {
+            std::thread::yield_now();
+        }
+        order.done(&first);
+        assert!(waiter.join().unwrap());
     }
 
     fn event(name: &str, args: &[u64], ret: i64) -> (&'static Syscall, SyscallEvent) {

@@ -376,6 +376,20 @@ impl Proc {
         crate::exec::live(&mut lock(&self.fds), fd, ev).cloned()
     }
 
+    /// The open file description whose offset traced `fd` works at, as a
+    /// key (the address of the real descriptor every copy of it shares),
+    /// `None` for a pipe or FIFO, a simulated descriptor or a closed one.
+    pub fn description(&self, ev: &SyscallEvent, fd: i32) -> Option<usize> {
+        match crate::exec::live(&mut lock(&self.fds), fd, ev)? {
+            FdEntry {
+                target: Target::Real(fd),
+                stream: false,
+                ..
+            } => Some(Arc::as_ptr(fd) as usize),
+            _ => None,
+        }
+    }
+
     /// The real descriptor traced `fd` stands for at `ev`, `None` when it
     /// is simulated or not open.
     pub fn real(&self, ev: &SyscallEvent, fd: i32) -> Option<Arc<OwnedFd>> {

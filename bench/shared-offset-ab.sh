@@ -1,0 +1,52 @@
+#!/bin/bash
+# Counts how often a replay leaves a file written through one shared
+# offset with its lines in another order: two shell processes echo 2,000
+# lines each into one `> log` (one open file description, one offset).
+# Each round records the workload once per back end with the first BIN,
+# then replays that same trace with every BIN, so the builds compare on
+# identical traces (docs/REPLAY.md, "Races the recording does not order").
+#
+# Usage: bench/shared-offset-ab.sh ROUNDS BIN [BIN...]
+#   e.g. bench/shared-offset-ab.sh 10 ./before ./after
+set -uo pipefail
+
+if [ $# -lt 2 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
+    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+fi
+rounds=$1
+shift
+bins=()
+for b in "$@"; do bins+=("$(realpath "$b")"); done
+set -- "${bins[@]}"
+work=$(mktemp -d /var/tmp/reanimator-shared-offset-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cat > "$work/lines.sh" <<'SH'
+( for i in $(seq 1 2000); do echo "a$i"; done &
+  for i in $(seq 1 2000); do echo "b$i"; done; wait ) > log
+SH
+declare -A clean differ
+for ((r = 1; r <= rounds; r++)); do
+    for backend in ptrace ebpf; do
+        rm -f "$work/log"
+        (cd "$work" && "$1" record --backend "$backend" --force -o t.rtr -- bash lines.sh \
+            </dev/null >/dev/null 2>&1) || { echo "shared-offset-ab: record failed" >&2; exit 1; }
+        for b in "$@"; do
+            rm -rf "$work/root"
+            out=$("$b" replay "$work/t.rtr" --root "$work/root" 2>&1)
+            k="$backend $b"
+            if grep -q ', 0 differ' <<<"$out"; then
+                clean[$k]=$((${clean[$k]:-0} + 1))
+            else
+                differ[$k]=$((${differ[$k]:-0} + 1))
+            fi
+        done
+    done
+done
+printf '%-8s %-40s %6s %6s\n' backend build clean differ
+for backend in ptrace ebpf; do
+    for b in "$@"; do
+        k="$backend $b"
+        printf '%-8s %-40s %6d %6d\n' "$backend" "$b" "${clean[$k]:-0}" "${differ[$k]:-0}"
+    done
+done
