@@ -367,10 +367,18 @@ pub(crate) fn live<'t>(
 }
 
 /// Removes what `close(fd)` closes: the entry [`live`] when it began.
+/// An older entry kept aside under the one closed is still open (its own
+/// close is yet to be replayed), so it takes the number back.
 fn close_entry(t: &mut HashMap<i32, FdEntry>, fd: i32, ev: &SyscallEvent) -> Option<FdEntry> {
     match t.get_mut(&fd) {
         Some(top) if older_was_live(top, ev) => top.displaced.take().map(|b| *b),
-        _ => t.remove(&fd),
+        _ => {
+            let mut closed = t.remove(&fd)?;
+            if let Some(older) = closed.displaced.take() {
+                t.insert(fd, *older);
+            }
+            Some(closed)
+        }
     }
 }
 
@@ -1972,6 +1980,26 @@ mod tests {
         assert_eq!(live(&mut t, 3, &call(60, 61)).unwrap().path, b"/a");
         assert_eq!(close_entry(&mut t, 3, &call(70, 71)).unwrap().path, b"/a");
         assert!(t.is_empty());
+    }
+
+    #[test]
+    fn a_number_opened_and_closed_twice_under_an_overlapping_close_keeps_the_old_file() {
+        // Recorded (sysbench's threads): thread A opened 3 at [1, 2] and
+        // closed it over [10, 40]; meanwhile thread B opened 3 at [15,
+        // 16], closed it at [17, 18], opened it again at [20, 21] and read
+        // it at 30. Replay ran all of B's calls before A's close.
+        let mut t = HashMap::new();
+        let open = |t: &mut HashMap<i32, FdEntry>, path: &[u8], at: SyscallEvent| {
+            install(t, 3, FdEntry::simulated(path.to_vec(), false), &at)
+        };
+        open(&mut t, b"/a", call(1, 2));
+        open(&mut t, b"/b1", call(15, 16));
+        assert_eq!(close_entry(&mut t, 3, &call(17, 18)).unwrap().path, b"/b1");
+        open(&mut t, b"/b2", call(20, 21));
+        assert_eq!(live(&mut t, 3, &call(30, 31)).unwrap().path, b"/b2");
+        // A's close closes A's file, and B's stays.
+        assert_eq!(close_entry(&mut t, 3, &call(10, 40)).unwrap().path, b"/a");
+        assert_eq!(live(&mut t, 3, &call(50, 51)).unwrap().path, b"/b2");
     }
 
     #[test]
