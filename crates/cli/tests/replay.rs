@@ -59,6 +59,17 @@ fn replay_clean(tmp: &Path, trace: &Path, options: &[&str]) -> String {
 /// Replays `trace` into `root` as it is (missing, or empty) and asserts a
 /// clean replay, as [`replay_clean`] does. Returns stderr.
 fn replay_clean_at(root: &Path, trace: &Path, options: &[&str]) -> String {
+    replay_clean_but(root, trace, options, |_| false)
+}
+
+/// As [`replay_clean_at`], except that final-state differences for which
+/// `excused` (given the replay's report line) returns true are let pass.
+fn replay_clean_but(
+    root: &Path,
+    trace: &Path,
+    options: &[&str],
+    excused: impl Fn(&str) -> bool,
+) -> String {
     let rep = output_within(
         Command::new(bin())
             .args(["replay"])
@@ -69,7 +80,14 @@ fn replay_clean_at(root: &Path, trace: &Path, options: &[&str]) -> String {
         Duration::from_secs(300),
     );
     let err = String::from_utf8_lossy(&rep.stderr).into_owned();
-    let clean = rep.status.success() && err.contains(" 0 mismatches") && err.contains(", 0 differ");
+    let differing: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("final state differs:"))
+        .collect();
+    let excused = differing.iter().filter(|l| excused(l)).count();
+    let clean = err.contains(" 0 mismatches")
+        && err.contains(&format!(", {excused} differ"))
+        && (rep.status.success() || excused > 0 && excused == differing.len());
     if let (false, Some(keep)) = (clean, std::env::var_os("REANIMATOR_TEST_KEEP")) {
         // A replay that is not clean now and then (a race the recording
         // did not order) can only be studied with its trace.
@@ -94,6 +112,36 @@ fn replay_clean_at(root: &Path, trace: &Path, options: &[&str]) -> String {
         show(&rep)
     );
     err
+}
+
+/// True when the replay's report line `line` says that `file` (written
+/// through one offset shared by several processes) differs, and its
+/// replayed copy under `root` holds the recorded file's lines in another
+/// order: where a ptrace recording's tracer threads were held up, it does
+/// not know the order such writes took effect in (REPLAY.md, "Ordering").
+/// Every line must still be there, once.
+fn lines_reordered(root: &Path, file: &Path, line: &str) -> bool {
+    if !line.contains(&format!("{}: contents differ", file.display())) {
+        return false;
+    }
+    let lines = |p: &Path| {
+        let mut v: Vec<String> = std::fs::read_to_string(p)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        v.sort();
+        v
+    };
+    let replayed = root.join(file.strip_prefix("/").unwrap_or(file));
+    let same = lines(file) == lines(&replayed);
+    if same {
+        eprintln!(
+            "{}: replayed with its lines in another order",
+            file.display()
+        );
+    }
+    same
 }
 
 /// Builds a recorder test program (crates/ptrace/tests/programs).
@@ -1118,7 +1166,15 @@ fn postgres_initdb_start_load_stop() {
             work.join("data/PG_VERSION").exists(),
             "{backend}: initdb did not run"
         );
-        replay_clean(tmp.path(), &trace, &[]);
+        // Every process of the server writes `log` through the one offset
+        // `> log` made; an eBPF recording orders those writes well, a
+        // ptrace one not always (REPLAY.md, "Ordering").
+        let root = tmp.path().join("root");
+        let _ = std::fs::remove_dir_all(&root);
+        let log = work.canonicalize().unwrap().join("log");
+        replay_clean_but(&root, &trace, &[], |line| {
+            backend == "ptrace" && lines_reordered(&root, &log, line)
+        });
     }
 }
 
