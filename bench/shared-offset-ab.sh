@@ -1,7 +1,9 @@
 #!/bin/bash
 # Counts how often a replay leaves a file written through one shared
-# offset with its lines in another order: two shell processes echo 2,000
-# lines each into one `> log` (one open file description, one offset).
+# offset with its lines in another order, and how often one reports
+# mismatched calls (the shell's fstat of the log seeing another size):
+# two shell processes echo 2,000 lines each into one `> log` (one open
+# file description, one offset).
 # Each round records the workload once per back end with the first BIN,
 # then replays that same trace with every BIN, so the builds compare on
 # identical traces (docs/REPLAY.md, "Races the recording does not order").
@@ -11,7 +13,7 @@
 set -uo pipefail
 
 if [ $# -lt 2 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
-    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 rounds=$1
@@ -25,7 +27,7 @@ cat > "$work/lines.sh" <<'SH'
 ( for i in $(seq 1 2000); do echo "a$i"; done &
   for i in $(seq 1 2000); do echo "b$i"; done; wait ) > log
 SH
-declare -A clean differ
+declare -A clean differ mismatched
 for ((r = 1; r <= rounds; r++)); do
     for backend in ptrace ebpf; do
         rm -f "$work/log"
@@ -35,18 +37,18 @@ for ((r = 1; r <= rounds; r++)); do
             rm -rf "$work/root"
             out=$("$b" replay "$work/t.rtr" --root "$work/root" 2>&1)
             k="$backend $b"
-            if grep -q ', 0 differ' <<<"$out"; then
+            grep -q ', 0 differ' <<<"$out" || differ[$k]=$((${differ[$k]:-0} + 1))
+            grep -q ' 0 mismatches' <<<"$out" || mismatched[$k]=$((${mismatched[$k]:-0} + 1))
+            if grep -q ', 0 differ' <<<"$out" && grep -q ' 0 mismatches' <<<"$out"; then
                 clean[$k]=$((${clean[$k]:-0} + 1))
-            else
-                differ[$k]=$((${differ[$k]:-0} + 1))
             fi
         done
     done
 done
-printf '%-8s %-40s %6s %6s\n' backend build clean differ
+printf '%-8s %-40s %6s %10s %6s\n' backend build clean mismatched differ
 for backend in ptrace ebpf; do
     for b in "$@"; do
         k="$backend $b"
-        printf '%-8s %-40s %6d %6d\n' "$backend" "$b" "${clean[$k]:-0}" "${differ[$k]:-0}"
+        printf '%-8s %-40s %6d %10d %6d\n' "$backend" "$b" "${clean[$k]:-0}" "${mismatched[$k]:-0}" "${differ[$k]:-0}"
     done
 done

@@ -450,12 +450,19 @@ impl Order {
     /// the wait.
     pub fn wait_overlapping(&self, t: &Ticket, limit: Duration) -> bool {
         self.wait_until(limit, |s| {
+            // Calls at the same description's offset (or at one not known
+            // yet) wait for this one under the cursor rule.
+            let own = s.ring.get((t.slot - s.base) as usize).map(|x| x.cursor);
+            let waits_for_it = |c: Cursor| match own {
+                Some(Cursor::On(d)) => c == Cursor::On(d) || c == Cursor::Unresolved,
+                _ => false,
+            };
             s.base >= t.slot
                 && s.ring
                     .iter()
                     .skip((t.slot + 1 - s.base) as usize)
                     .take(OVERLAP_SCAN)
-                    .all(|x| x.done || x.enter_ns >= t.exit_ns)
+                    .all(|x| x.done || x.enter_ns >= t.exit_ns || waits_for_it(x.cursor))
         })
     }
 
@@ -671,6 +678,26 @@ mod tests {
         order.resolve(&first, Some(7));
         order.resolve(&second, Some(7));
         assert!(order.ready(&lock(&order.state), &second, &mut 0));
+    }
+
+    /// A call at a shared offset that mismatched and is issued again does
+    /// not wait for the overlapping calls at that offset: they wait for it.
+    #[test]
+    fn a_cursor_call_issued_again_does_not_wait_for_those_waiting_for_it() {
+        let order = Order::new(OrderPolicy::Overlap, 1);
+        let read = order.dispatch(1, 10, 20, None, true);
+        let write = order.dispatch(2, 15, 25, None, true);
+        let other = order.dispatch(3, 16, 26, None, true);
+        order.resolve(&read, Some(7));
+        order.resolve(&write, Some(7));
+        order.resolve(&other, Some(8));
+        assert!(order.wait_turn(&read));
+        let short = Duration::from_millis(50);
+        // The call on another description is waited for.
+        assert!(!order.wait_overlapping(&read, short));
+        order.done(&other);
+        assert!(order.wait_overlapping(&read, short));
+        assert!(!order.ready(&lock(&order.state), &write, &mut 0));
     }
 
     /// A thread waiting under the cursor rule is woken when the call it
