@@ -106,12 +106,60 @@ fn replay_clean_but(
     }
     assert!(
         clean,
-        "replay of {} into {} with {options:?} is not clean:\n{}",
+        "replay of {} into {} with {options:?} is not clean:\n{}{}",
         trace.display(),
         root.display(),
-        show(&rep)
+        show(&rep),
+        differences(root, &err)
     );
     err
+}
+
+/// For each file the replay's report says differs, where its recorded
+/// copy is still on disk: which 4 KiB blocks differ. A failure in CI is
+/// then explained by its log alone.
+fn differences(root: &Path, report: &str) -> String {
+    let mut out = String::new();
+    for line in report.lines() {
+        let Some(path) = line
+            .split_once("final state differs: ")
+            .and_then(|(_, rest)| rest.strip_suffix(": contents differ"))
+        else {
+            continue;
+        };
+        let recorded = Path::new(path);
+        let replayed = root.join(recorded.strip_prefix("/").unwrap_or(recorded));
+        let (Ok(a), Ok(b)) = (std::fs::read(recorded), std::fs::read(&replayed)) else {
+            continue;
+        };
+        let blocks = a.len().max(b.len()).div_ceil(4096);
+        let differ: Vec<usize> = (0..blocks)
+            .filter(|&i| {
+                let block = |v: &[u8]| {
+                    v.get(i * 4096..((i + 1) * 4096).min(v.len()))
+                        .map(<[u8]>::to_vec)
+                };
+                block(&a) != block(&b)
+            })
+            .collect();
+        out += &format!(
+            "\n{path}: {} bytes recorded, {} replayed; {} of {blocks} blocks of 4 KiB differ, first at {:?}",
+            a.len(),
+            b.len(),
+            differ.len(),
+            differ.iter().take(8).map(|i| i * 4096).collect::<Vec<_>>()
+        );
+        if let Some(&i) = differ.first() {
+            let head = |v: &[u8]| {
+                format!(
+                    "{:02x?}",
+                    &v[(i * 4096).min(v.len())..(i * 4096 + 16).min(v.len())]
+                )
+            };
+            out += &format!("\n  recorded {}\n  replayed {}", head(&a), head(&b));
+        }
+    }
+    out
 }
 
 /// True when the replay's report line `line` says that `file` (written
@@ -142,6 +190,28 @@ fn lines_reordered(root: &Path, file: &Path, line: &str) -> bool {
         );
     }
     same
+}
+
+#[test]
+fn a_failed_replay_names_the_blocks_that_differ() {
+    let tmp = tempfile::tempdir().unwrap();
+    let recorded = tmp.path().join("f");
+    let root = tmp.path().join("root");
+    let replayed = root.join(recorded.strip_prefix("/").unwrap());
+    std::fs::create_dir_all(replayed.parent().unwrap()).unwrap();
+    let mut data = vec![7u8; 3 * 4096];
+    std::fs::write(&recorded, &data).unwrap();
+    data[4096 + 10] = 8;
+    std::fs::write(&replayed, &data).unwrap();
+    let report = format!(
+        "reanimator: final state differs: {}: contents differ\n",
+        recorded.display()
+    );
+    let said = differences(&root, &report);
+    assert!(
+        said.contains("1 of 3 blocks of 4 KiB differ, first at [4096]"),
+        "{said}"
+    );
 }
 
 /// Builds a recorder test program (crates/ptrace/tests/programs).
