@@ -993,10 +993,14 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                 role: Role::Entry,
                 shared: &[range],
             };
-            capture(row, &view, self.shared.policy, &mut caps, &mut self.counts);
+            // The time the capture began: the process is stopped, so its
+            // bytes are at least that new, while another process may still
+            // store into the same file until then (replay keeps the newest
+            // capture of each page, whatever order the records come in).
             let seq = self.shared.seq();
-            let mut c = self.shared.lock();
             let now = now_ns();
+            capture(row, &view, self.shared.policy, &mut caps, &mut self.counts);
+            let mut c = self.shared.lock();
             let head = SyscallHead {
                 seq,
                 tgid,

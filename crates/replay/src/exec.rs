@@ -92,6 +92,8 @@ pub(crate) struct Thread<'a> {
     pub stalls: &'a AtomicU64,
     /// The replay's io_uring rings.
     pub rings: &'a uring::Registry,
+    /// When each page of a mapped file last had captured bytes stored.
+    pub snapshots: &'a crate::state::Snapshots,
     /// The file-system ids this OS thread acts with.
     pub acting: Acting,
     /// Bytes the last executed call moved (its result, when positive): a
@@ -1721,9 +1723,23 @@ impl Thread<'_> {
         }
         let writes_through =
             flags & libc::MAP_TYPE != libc::MAP_PRIVATE && prot & libc::PROT_WRITE != 0;
+        let file = writes_through
+            .then(|| {
+                // SAFETY: fstat into a zeroed stat, on a descriptor `proc`
+                // keeps open.
+                let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                (unsafe { libc::fstat(real.as_raw_fd(), &mut st) } == 0)
+                    .then_some(((st.st_dev, st.st_ino), off))
+            })
+            .flatten();
         lock(&self.proc.maps).insert(
             expected as u64,
-            Arc::new(Mapping::new(addr as usize, len as usize, writes_through)),
+            Arc::new(Mapping::new(
+                addr as usize,
+                len as usize,
+                writes_through,
+                file,
+            )),
         );
         Some(Outcome::Executed(None))
     }
@@ -1765,7 +1781,7 @@ impl Thread<'_> {
         for start in hit {
             let m = &maps[&start];
             for &(at, data) in &stored {
-                let Some((real, n)) = m.store(start, at, data) else {
+                let Some((real, n)) = m.store(start, at, data, ev.enter_ns, self.snapshots) else {
                     continue;
                 };
                 if row.effect == Effect::Sync {

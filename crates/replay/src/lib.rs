@@ -348,6 +348,8 @@ struct Shared<'a> {
     /// every mismatch up for the whole limit, so no later one waits.
     overlap_timed_out: AtomicBool,
     rings: uring::Registry,
+    /// Which capture of a shared mapping each file page holds.
+    snapshots: state::Snapshots,
 }
 
 impl Shared<'_> {
@@ -540,6 +542,7 @@ pub fn replay(
         stalls: AtomicU64::new(0),
         overlap_timed_out: AtomicBool::new(false),
         rings: uring::Registry::default(),
+        snapshots: state::Snapshots::default(),
     };
     let started = Instant::now();
     let mut manifest: Vec<PathState> = Vec::new();
@@ -776,6 +779,7 @@ fn thread_main(shared: &Shared<'_>, tid: u32, start: Start, rx: Receiver<Vec<Ite
         progress: &shared.progress.calls,
         stalls: &shared.stalls,
         rings: &shared.rings,
+        snapshots: &shared.snapshots,
         acting: Acting::new(),
         moved: 0,
     };

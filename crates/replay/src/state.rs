@@ -120,7 +120,20 @@ pub(crate) struct Mapping {
     len: usize,
     /// Shared and writable: stores through it reach the file.
     writes_through: bool,
+    /// The file (device, inode) and the offset in it the mapping starts
+    /// at, when it writes through.
+    file: Option<((u64, u64), u64)>,
 }
+
+/// When each page of a file last had a mapping's captured bytes stored
+/// into it: the recorded time of that capture, per (device, inode) and
+/// page. Each capture is the whole mapping as its process saw it then,
+/// so an older one must not overwrite a newer one. Their records may come
+/// in another order than their times: an eBPF capture of a large mapping
+/// spills over milliseconds before its record is written, and another
+/// process's capture, begun later, can be written first.
+#[derive(Default)]
+pub(crate) struct Snapshots(Mutex<HashMap<(u64, u64), HashMap<u64, u64>>>);
 
 impl Drop for Mapping {
     fn drop(&mut self) {
@@ -130,30 +143,71 @@ impl Drop for Mapping {
 }
 
 impl Mapping {
-    /// Takes ownership of a mapping made with `mmap`.
-    pub fn new(addr: usize, len: usize, writes_through: bool) -> Self {
+    /// Takes ownership of a mapping made with `mmap`; `file` is the file
+    /// and offset of a mapping that writes through.
+    pub fn new(
+        addr: usize,
+        len: usize,
+        writes_through: bool,
+        file: Option<((u64, u64), u64)>,
+    ) -> Self {
         Mapping {
             addr,
             len,
             writes_through,
+            file,
         }
     }
 
     /// Stores `data`, which the traced program had at traced address
-    /// `at` while this mapping started at `start`, into the part of this
-    /// mapping it covers; returns the real range written.
-    pub fn store(&self, start: u64, at: u64, data: &[u8]) -> Option<(usize, usize)> {
+    /// `at` at recorded time `taken` while this mapping started at
+    /// `start`, into the part of this mapping it covers, leaving out
+    /// pages a capture taken later was already stored into; returns the
+    /// real range written (its first and last byte).
+    pub fn store(
+        &self,
+        start: u64,
+        at: u64,
+        data: &[u8],
+        taken: u64,
+        snapshots: &Snapshots,
+    ) -> Option<(usize, usize)> {
         let end = start + self.len as u64;
         let (from, to) = (at.max(start), (at + data.len() as u64).min(end));
         if !self.writes_through || from >= to {
             return None;
         }
-        let src = &data[(from - at) as usize..(to - at) as usize];
-        let dst = self.addr + (from - start) as usize;
-        // SAFETY: [dst, dst + src.len()) lies inside this shared writable
-        // mapping, which only this replay thread's process uses.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
-        Some((dst, src.len()))
+        let mut pages = lock(&snapshots.0);
+        let mut newest = self
+            .file
+            .map(|(file, offset)| (pages.entry(file).or_default(), offset));
+        let mut written: Option<(usize, usize)> = None;
+        let mut piece = from;
+        while piece < to {
+            // One page of the mapping at a time (the mapping starts on a
+            // page boundary of the file).
+            let next = ((piece - start) / 4096 + 1) * 4096 + start;
+            let piece_end = next.min(to);
+            let newer = newest.as_mut().is_some_and(|(pages, offset)| {
+                let page = (*offset + piece - start) / 4096;
+                let last = pages.entry(page).or_insert(0);
+                let newer = *last > taken;
+                *last = (*last).max(taken);
+                newer
+            });
+            if !newer {
+                let src = &data[(piece - at) as usize..(piece_end - at) as usize];
+                let dst = self.addr + (piece - start) as usize;
+                // SAFETY: [dst, dst + src.len()) lies inside this shared
+                // writable mapping, which only this replay thread's process
+                // uses.
+                unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
+                let first = written.map_or(dst, |w| w.0);
+                written = Some((first, dst + src.len()));
+            }
+            piece = piece_end;
+        }
+        written.map(|(first, past)| (first, past - first))
     }
 
     /// The traced range `[start, start + len)` of this mapping overlaps
@@ -402,7 +456,48 @@ impl Proc {
 
 #[cfg(test)]
 mod tests {
-    use super::{Creds, Ids, Which};
+    use super::{Creds, Ids, Mapping, Snapshots, Which};
+
+    /// Captures of one shared mapping stored out of their time order: a
+    /// page keeps the bytes of the newest capture stored into it.
+    #[test]
+    fn an_older_capture_of_a_mapping_does_not_overwrite_a_newer_one() {
+        let len = 3 * 4096;
+        // SAFETY: a fresh anonymous shared mapping, owned by `Mapping`.
+        let addr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(addr, libc::MAP_FAILED);
+        let m = Mapping::new(addr as usize, len, true, Some(((1, 2), 8192)));
+        let snapshots = Snapshots::default();
+        let traced = 0x7000_0000u64;
+        let page = |i: usize| {
+            // SAFETY: inside the mapping made above.
+            unsafe { std::slice::from_raw_parts((addr as *const u8).add(i * 4096), 4096) }.to_vec()
+        };
+        assert!(m
+            .store(traced, traced, &vec![b'n'; len], 20, &snapshots)
+            .is_some());
+        // Older: nothing stored.
+        assert!(m
+            .store(traced, traced, &vec![b'o'; len], 10, &snapshots)
+            .is_none());
+        assert_eq!(page(1), vec![b'n'; 4096]);
+        // Newer, the middle page only.
+        let got = m.store(traced, traced + 4096, &vec![b'x'; 4096], 30, &snapshots);
+        assert_eq!(got, Some((addr as usize + 4096, 4096)));
+        assert_eq!((page(0)[0], page(1)[0], page(2)[0]), (b'n', b'x', b'n'));
+        // Older than the middle page, newer than the others.
+        m.store(traced, traced, &vec![b'y'; len], 25, &snapshots);
+        assert_eq!((page(0)[0], page(1)[0], page(2)[0]), (b'y', b'x', b'y'));
+    }
 
     const KEEP: u64 = u32::MAX as u64;
 
