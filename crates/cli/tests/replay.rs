@@ -115,6 +115,11 @@ fn replay_clean_but(
     err
 }
 
+/// Where replay into `root` puts the recorded absolute path `recorded`.
+fn under(root: &Path, recorded: &Path) -> PathBuf {
+    root.join(recorded.strip_prefix("/").expect("an absolute path"))
+}
+
 /// For each file the replay's report says differs, where its recorded
 /// copy is still on disk: which 4 KiB blocks differ. A failure in CI is
 /// then explained by its log alone.
@@ -128,7 +133,7 @@ fn differences(root: &Path, report: &str) -> String {
             continue;
         };
         let recorded = Path::new(path);
-        let replayed = root.join(recorded.strip_prefix("/").unwrap_or(recorded));
+        let replayed = under(root, recorded);
         let (Ok(a), Ok(b)) = (std::fs::read(recorded), std::fs::read(&replayed)) else {
             continue;
         };
@@ -181,7 +186,7 @@ fn lines_reordered(root: &Path, file: &Path, line: &str) -> bool {
         v.sort();
         v
     };
-    let replayed = root.join(file.strip_prefix("/").unwrap_or(file));
+    let replayed = under(root, file);
     let same = lines(file) == lines(&replayed);
     if same {
         eprintln!(
@@ -197,7 +202,7 @@ fn a_failed_replay_names_the_blocks_that_differ() {
     let tmp = tempfile::tempdir().unwrap();
     let recorded = tmp.path().join("f");
     let root = tmp.path().join("root");
-    let replayed = root.join(recorded.strip_prefix("/").unwrap());
+    let replayed = under(&root, &recorded);
     std::fs::create_dir_all(replayed.parent().unwrap()).unwrap();
     let mut data = vec![7u8; 3 * 4096];
     std::fs::write(&recorded, &data).unwrap();
@@ -484,11 +489,7 @@ fn files_only_queried_replay_clean_without_their_contents() {
             "{backend}: 3 MB read later, in 1 MiB pieces"
         );
         replay_clean(tmp.path(), &trace, &[]);
-        let copy = tmp
-            .path()
-            .join("root")
-            .join(work.strip_prefix("/").unwrap())
-            .join("copy");
+        let copy = under(&tmp.path().join("root"), &work).join("copy");
         assert_eq!(std::fs::read(copy).unwrap(), bytes(3), "{backend}");
     }
 }
@@ -657,11 +658,7 @@ fn make_builds_a_small_c_project() {
         let built = Command::new(work.join("prog")).output().unwrap();
         assert_eq!(String::from_utf8_lossy(&built.stdout), "133\n", "{backend}");
         let err = replay_clean(tmp.path(), &trace, &[]);
-        let replayed = tmp
-            .path()
-            .join("root")
-            .join(work.strip_prefix("/").unwrap())
-            .join("prog");
+        let replayed = under(&tmp.path().join("root"), &work).join("prog");
         assert_eq!(
             std::fs::read(&replayed).unwrap(),
             std::fs::read(work.join("prog")).unwrap(),
@@ -791,10 +788,7 @@ fn cp_on_xfs_clones_and_replays_onto_any_file_system() {
         );
         // Onto ext4 (the temporary directory): copied.
         replay_clean(tmp.path(), &trace, &[]);
-        let replayed = tmp
-            .path()
-            .join("root")
-            .join(work.strip_prefix("/").unwrap());
+        let replayed = under(&tmp.path().join("root"), &work);
         assert_eq!(std::fs::read(replayed.join("dst.bin")).unwrap(), data);
         // Onto XFS: cloned.
         let root = xfs.0.join("root");
@@ -1109,10 +1103,7 @@ fn a_program_that_drops_to_another_user_replays_with_its_ids() {
             "{backend}: ls /root was not refused"
         );
         replay_clean(tmp.path(), &trace, &[]);
-        let f = tmp
-            .path()
-            .join("root")
-            .join(work.strip_prefix("/").unwrap());
+        let f = under(&tmp.path().join("root"), &work);
         use std::os::unix::fs::MetadataExt;
         let meta = std::fs::metadata(f.join("d/f")).unwrap();
         assert_eq!((meta.uid(), meta.gid()), (65534, 65534), "{backend}");
@@ -1179,11 +1170,7 @@ fn a_program_using_its_supplementary_groups_replays_with_them() {
             };
             assert!(text.contains(says), "{case}: the trace lacks `{says}`");
             replay_clean(tmp.path(), &trace, &[]);
-            let f = tmp
-                .path()
-                .join("root")
-                .join(shared.strip_prefix("/").unwrap())
-                .join("f");
+            let f = under(&tmp.path().join("root"), &shared).join("f");
             use std::os::unix::fs::MetadataExt;
             let meta = std::fs::metadata(&f).unwrap();
             assert_eq!((meta.uid(), meta.gid()), (65534, 4343), "{case}");

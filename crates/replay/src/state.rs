@@ -163,7 +163,7 @@ impl Mapping {
     /// `at` at recorded time `taken` while this mapping started at
     /// `start`, into the part of this mapping it covers, leaving out
     /// pages a capture taken later was already stored into; returns the
-    /// real range written (its first and last byte).
+    /// real range written (its address and length).
     pub fn store(
         &self,
         start: u64,
@@ -177,10 +177,12 @@ impl Mapping {
         if !self.writes_through || from >= to {
             return None;
         }
-        let mut pages = lock(&snapshots.0);
-        let mut newest = self
-            .file
-            .map(|(file, offset)| (pages.entry(file).or_default(), offset));
+        // Only a mapping of a known file takes the lock.
+        let mut pages = self.file.map(|_| lock(&snapshots.0));
+        let mut newest = pages
+            .as_mut()
+            .zip(self.file)
+            .map(|(pages, (file, offset))| (pages.entry(file).or_default(), offset));
         let mut written: Option<(usize, usize)> = None;
         let mut piece = from;
         while piece < to {
