@@ -944,8 +944,9 @@ pub fn all() -> &'static [Syscall] {
 pub const PSEUDO_BASE: u32 = 1024;
 
 /// `mapped_at_exit(addr, length)`: the bytes a shared writable file
-/// mapping held when its process exited or called `execve` with it still
-/// mapped, which reach the file with no system call.
+/// mapping held when its process exited, was killed by a signal, or
+/// called `execve` with it still mapped: stores that reach the file with
+/// no system call.
 pub const MAPPED_AT_EXIT: u32 = PSEUDO_BASE;
 
 /// The pseudo-calls: events the kernel performs without a system call that

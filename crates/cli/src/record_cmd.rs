@@ -345,7 +345,7 @@ fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, los
             s.mappings_at_exit,
             "shared writable mapping",
             "shared writable mappings",
-            "open when their process was killed or its last thread called exit (stores after their last msync not captured)",
+            "open when their process ended with no capture of them (its last thread called exit; stores after their last msync not captured)",
         ),
         (s.captures.unreadable, "capture", "captures", "unreadable"),
         (

@@ -485,15 +485,13 @@ fn an_idle_ptrace_recording_is_flushed_while_it_runs() {
 }
 
 /// Stores through a shared writable file mapping whose process was killed
-/// reach the file with no call and no capture: both back ends count such
-/// mappings, the same way. Here a process killed after a failed `execve`
-/// (whose entry captured the mapping, but which then lived on), and a
-/// forked child killed with the mapping it inherited; a `posix_spawn`
-/// child (which borrows its parent's address space) and a clean exit
-/// count nothing. (The eBPF back end counted none of these before
-/// 2026-11-26, and ptrace missed the first.)
+/// reach the file with no call: both back ends capture such mappings as
+/// the process ends, and replay writes them. Here a process killed after
+/// a failed `execve` (whose entry captured the mapping, but which then
+/// lived on), and a forked child killed with the mapping it inherited.
+/// (Before 2026-11-27 both back ends only counted them in the summary.)
 #[test]
-fn both_back_ends_count_shared_mappings_a_killed_process_held() {
+fn both_back_ends_capture_shared_mappings_a_killed_process_held() {
     // SAFETY: geteuid cannot fail.
     let backends: &[&str] = if unsafe { libc::geteuid() } == 0 {
         &["ptrace", "ebpf"]
@@ -534,10 +532,21 @@ fn both_back_ends_count_shared_mappings_a_killed_process_held() {
         );
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(128 + 9), "{backend}: {err}");
-        assert!(
-            err.contains("2 shared writable mappings open when their process was killed"),
-            "{backend}: {err}"
+        assert!(!err.contains("shared writable mapping"), "{backend}: {err}");
+        assert_eq!(&std::fs::read(&file).unwrap()[..2], b"cy");
+        let root = dir.path().join(format!("root-{backend}"));
+        let replay = common::output_within(
+            Command::new(common::bin())
+                .current_dir(dir.path())
+                .args(["replay", "m.rtr", "--root"])
+                .arg(&root)
+                .stdin(std::process::Stdio::null()),
+            std::time::Duration::from_secs(120),
         );
+        let shown = common::show(&replay);
+        assert!(replay.status.success(), "{backend}: {shown}");
+        assert!(shown.contains(", 0 differ"), "{backend}: {shown}");
+        std::fs::write(&file, [0u8; 4096]).unwrap();
     }
 }
 

@@ -1094,7 +1094,10 @@ impl<'s> Recorder<'s, '_, '_> {
                 self.seen += 1;
                 self.live.remove(&tid);
                 self.forget(tid);
-                if tid == tgid {
+                // The process is gone with its last thread, which is not
+                // always the leader: a process a signal ended has its
+                // mappings captured by the last one out.
+                if !self.live.values().any(|&g| g == tgid) {
                     self.summary.mappings_at_exit += self.maps.forget(tgid) as u64;
                 }
                 let status = exit_status(code as i32);

@@ -207,9 +207,10 @@ fn normalise(trace: &Path) -> Normal {
                         _ => "_".into(),
                     })
                     .collect();
-                // A thread killed inside a call: ptrace never sees the
-                // call return, the kernel hook sees its -ERESTARTSYS on the
-                // way out. Both mean "interrupted".
+                // A thread killed inside a call: both back ends record
+                // its restart code (ptrace reads it as the thread ends);
+                // a call killed before it ran has no return. Each means
+                // "interrupted".
                 let ret = match e.exit {
                     None if !matches!(row.name, "exit" | "exit_group") => "interrupted".to_string(),
                     None => "no return".to_string(),

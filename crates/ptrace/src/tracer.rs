@@ -47,7 +47,8 @@ const OPTIONS: libc::c_int = libc::PTRACE_O_TRACESYSGOOD
     | libc::PTRACE_O_TRACECLONE
     | libc::PTRACE_O_TRACEFORK
     | libc::PTRACE_O_TRACEVFORK
-    | libc::PTRACE_O_TRACEEXEC;
+    | libc::PTRACE_O_TRACEEXEC
+    | libc::PTRACE_O_TRACEEXIT;
 
 /// How often pending frames are written out while tracees are idle.
 const FLUSH_EVERY: Duration = Duration::from_secs(1);
@@ -680,6 +681,7 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                     }
                 }
                 libc::PTRACE_EVENT_EXEC => self.on_exec(pid)?,
+                libc::PTRACE_EVENT_EXIT => self.on_ending(pid)?,
                 libc::PTRACE_EVENT_STOP => {
                     if matches!(
                         sig,
@@ -922,54 +924,99 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                 task.pending = Some(head);
             }
             OP_EXIT => {
-                let Some(mut head) = task.pending.take() else {
+                if task.pending.is_none() {
                     // The exit of a call already under way when we attached.
                     self.shared.lock().summary.entered_before_attach += 1;
                     return Ok(());
-                };
-                let mut exit = SyscallExit {
-                    exit_ns: 0,
-                    ret: info.rval(),
-                    is_error: info.is_error(),
-                };
-                let ret = (!exit.is_error).then_some(exit.ret);
-                if let Some(row) = row {
-                    let view = CallView {
-                        pid,
-                        args: &head.args,
-                        ret,
-                        role: Role::Exit,
-                        shared: &[],
-                    };
-                    self.shared.capture(
-                        head.tgid,
-                        row,
-                        &view,
-                        &mut task.captures,
-                        &mut self.counts,
-                    );
                 }
-                {
-                    let mut c = self.shared.lock();
-                    if let (Some(row), Some(ret)) = (row, ret) {
-                        c.maps.after_call(head.tgid, row.effect, &head.args, ret);
-                        c.rings
-                            .after_call(head.tgid, row, &head.args, ret, &task.captures);
-                    }
-                    if ends && ret.is_none() {
-                        // execve failed: the mappings live on.
-                        c.maps.live_on(head.tgid);
-                    }
-                    // Taken under the lock: the trace is in completion order.
-                    exit.exit_ns = now_ns();
-                    head.exit = Some(exit);
-                    c.sink.call(&head, &task.captures)?;
-                }
-                self.end_superseded(pid)?;
+                self.finish_call(pid, info.rval(), info.is_error())?;
             }
             _ => {}
         }
         Ok(())
+    }
+
+    /// Records the call task `pid` was inside as returned with `rval`:
+    /// the data it produced is read now, from the stopped task.
+    fn finish_call(&mut self, pid: i32, rval: i64, is_error: bool) -> Result<(), Error> {
+        let task = self
+            .tasks
+            .get_mut(&pid)
+            .expect("task adopted before dispatch");
+        let Some(mut head) = task.pending.take() else {
+            return Ok(());
+        };
+        let row = catalogue::by_nr(head.nr);
+        let ends = row.is_some_and(|r| r.effect.ends_address_space());
+        let mut exit = SyscallExit {
+            exit_ns: 0,
+            ret: rval,
+            is_error,
+        };
+        let ret = (!exit.is_error).then_some(exit.ret);
+        if let Some(row) = row {
+            let view = CallView {
+                pid,
+                args: &head.args,
+                ret,
+                role: Role::Exit,
+                shared: &[],
+            };
+            self.shared
+                .capture(head.tgid, row, &view, &mut task.captures, &mut self.counts);
+        }
+        {
+            let mut c = self.shared.lock();
+            if let (Some(row), Some(ret)) = (row, ret) {
+                c.maps.after_call(head.tgid, row.effect, &head.args, ret);
+                c.rings
+                    .after_call(head.tgid, row, &head.args, ret, &task.captures);
+            }
+            if ends && ret.is_none() {
+                // execve failed: the mappings live on.
+                c.maps.live_on(head.tgid);
+            }
+            // Taken under the lock: the trace is in completion order.
+            exit.exit_ns = now_ns();
+            head.exit = Some(exit);
+            c.sink.call(&head, &task.captures)?;
+        }
+        self.end_superseded(pid)
+    }
+
+    /// Task `pid` is about to end, its memory still there: the kernel
+    /// stops it here even when SIGKILL ended it, which makes no exit
+    /// stop.
+    ///
+    /// - A signal that ends a process ends all of it: its shared file
+    ///   mappings are captured now, as at an `exit_group`.
+    /// - A call it was inside ran to its end or was cut short, and its
+    ///   result is in `rax`: a `write` whose bytes reached the file is
+    ///   recorded as returned, as the eBPF back end records it. `-ENOSYS`
+    ///   there means the call never ran (killed at its entry stop); `exit`
+    ///   and `exit_group` never return.
+    fn on_ending(&mut self, pid: i32) -> Result<(), Error> {
+        let killed = sys::event_msg(pid).is_ok_and(|code| code & 0x7f != 0);
+        let tgid = self.tasks.get(&pid).map(|t| t.tgid);
+        if let Some(tgid) = tgid.filter(|_| killed) {
+            if !self.shared.lock().maps.is_captured(tgid) {
+                self.record_mapped_at_exit(pid, tgid)?;
+            }
+        }
+        let Some(head) = self.tasks.get(&pid).and_then(|t| t.pending.as_ref()) else {
+            return Ok(());
+        };
+        if matches!(catalogue::name_of(head.nr).as_ref(), "exit" | "exit_group") {
+            return Ok(());
+        }
+        let Ok(regs) = sys::regs(pid) else {
+            return Ok(());
+        };
+        let rval = regs.rax as i64;
+        if rval == -i64::from(libc::ENOSYS) {
+            return Ok(());
+        }
+        self.finish_call(pid, rval, (-4095..0).contains(&rval))
     }
 
     /// Before a call that ends the address space (`exit_group`, `execve`):

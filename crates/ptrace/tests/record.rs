@@ -22,6 +22,7 @@ use std::sync::mpsc;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use reanimator_catalogue as catalogue;
 use reanimator_ptrace::{record, DataPolicy, RecordSummary, SnapshotPolicy, Target};
 use reanimator_trace::{
     CaptureStatus, ExitStatus, ProcessExit, ProcessStart, ReadOptions, Reader, Record, Role,
@@ -1445,7 +1446,7 @@ fn signals_and_interrupted_read() {
         assert_eq!(ret(act), 0);
     }
 
-    let kill = one(t.calls(libc::SYS_kill), "kill");
+    let kill = t.calls(libc::SYS_kill)[0];
     assert_eq!(kill.args[..2], [u64::from(pid), libc::SIGUSR1 as u64]);
     assert_eq!(ret(kill), 0);
     let usr1: Vec<_> = t
@@ -1587,7 +1588,8 @@ fn exit_group_with_blocked_threads() {
             "thread {tid} ended with the group"
         );
         assert!(exit.seq > exit_group.seq);
-        // The call it was blocked in is in the trace, unfinished.
+        // The call it was blocked in is in the trace, cut short: its
+        // restart code is read as the thread ends.
         let nr = if i < 2 {
             libc::SYS_read
         } else {
@@ -1604,13 +1606,15 @@ fn exit_group_with_blocked_threads() {
             );
         }
         assert!(
-            blocked.exit.is_none(),
-            "thread {tid}'s call {nr} never returned, yet the trace has exit {:?}",
+            blocked
+                .exit
+                .is_some_and(|x| (512..=516).contains(&x.errno())),
+            "thread {tid}'s call {nr} was cut short, yet the trace has exit {:?}",
             blocked.exit
         );
         assert!(blocked.seq < exit_group.seq);
     }
-    assert_eq!(rec.summary.unfinished, 3, "three calls never returned");
+    assert_eq!(rec.summary.unfinished, 0, "the calls cut short returned");
     assert_eq!(t.exit_of(pid).status, ExitStatus::Exited(0));
     assert_eq!(t.exits().len(), 4);
 }
@@ -2056,17 +2060,17 @@ fn execve_from_a_non_leader_thread() {
     assert!(after.iter().all(|e| e.tid == pid));
     assert!(t.calls(libc::SYS_exit_group).iter().any(|e| e.tid == pid));
 
-    // The leader's read never returned: it must still be in the trace,
-    // unfinished, not dropped.
+    // The leader's read was cut short by the exec: it must still be in
+    // the trace, with its restart code, not dropped.
     let rd = rep.int("pipe_rd");
     let read = one(
         t.calls_on(libc::SYS_read, rd),
         "the leader's read on the pipe, ended by the exec",
     );
     assert_eq!(read.tid, leader);
-    assert!(read.exit.is_none());
+    assert_eq!(ret(read), -512, "ERESTARTSYS");
     assert!(read.seq < exec.seq);
-    assert_eq!(rec.summary.unfinished, 1);
+    assert_eq!(rec.summary.unfinished, 0);
 
     // Every thread that started has an end; the execing thread's former
     // id is gone for good, superseded by the process id.
@@ -2335,13 +2339,14 @@ fn large_and_unreadable_buffers_and_sigkill() {
     assert_eq!(c.data.as_deref(), Some(fill(100, 42).as_slice()));
     assert_eq!(rec.summary.captures.unreadable, 1);
 
-    // SIGKILL while blocked in read: the read is unfinished, the exit says
-    // killed, and (ptrace never sees SIGKILL) there is no signal record.
+    // SIGKILL while blocked in read: the read was cut short (as the eBPF
+    // back end records it, from the task's end), the exit says killed,
+    // and (ptrace never sees SIGKILL) there is no signal record.
     let child = rep.int("child") as u32;
     let rd = rep.int("child_rd");
     let blocked = one(t.calls_on(libc::SYS_read, rd), "the child's read");
     assert_eq!(blocked.tid, child);
-    assert!(blocked.exit.is_none());
+    assert_eq!(ret(blocked), -512, "ERESTARTSYS");
     assert_eq!(
         t.exit_of(child).status,
         ExitStatus::Killed {
@@ -2349,17 +2354,44 @@ fn large_and_unreadable_buffers_and_sigkill() {
             core: false
         }
     );
-    let kill = one(t.calls(libc::SYS_kill), "kill");
+    let kill = t.calls(libc::SYS_kill)[0];
     assert_eq!(kill.args[..2], [u64::from(child), libc::SIGKILL as u64]);
     assert!(t.signals().iter().all(|s| s.signo != libc::SIGKILL));
-    let wait = one(t.calls(libc::SYS_wait4), "wait4");
+    let wait = t.calls(libc::SYS_wait4)[0];
     assert_eq!(ret(wait), i64::from(child));
     assert_eq!(exit_data(wait, 1), libc::SIGKILL.to_le_bytes());
     assert_eq!(
         rep.ints("wait"),
         [i64::from(child), i64::from(libc::SIGKILL)]
     );
-    assert_eq!(rec.summary.unfinished, 1);
+    // SIGKILL inside a write that had moved part of its bytes: no exit
+    // stop, but the write is recorded as returned, with what it wrote.
+    let writer = rep.int("writer") as u32;
+    let cut = one(
+        t.calls_on(libc::SYS_write, rep.int("writer_fd")),
+        "the killed writer's write",
+    );
+    assert_eq!(cut.tid, writer);
+    let written = rep.int("written");
+    assert!(written > 4096, "the write moved {written} bytes");
+    assert_eq!(ret(cut), written);
+    let part = ..written as usize;
+    assert!(entry(cut, 1)[part] == fill(1 << 20, 44)[part]);
+
+    // SIGKILL after stores into a shared mapping: they are captured as
+    // the process ends, as at an exit_group.
+    let mapper = rep.int("mapper") as u32;
+    let at_end = one(
+        t.calls(i64::from(catalogue::MAPPED_AT_EXIT))
+            .into_iter()
+            .filter(|e| e.tid == mapper)
+            .collect(),
+        "the killed mapper's mapping",
+    );
+    assert!(entry(at_end, 0) == fill(8192, 43));
+    assert_eq!(rec.summary.mappings_at_exit, 0);
+
+    assert_eq!(rec.summary.unfinished, 0);
     assert_eq!(t.exit_of(pid).status, ExitStatus::Exited(0));
 }
 
@@ -2706,10 +2738,10 @@ fn io_uring_requests_and_completions() {
 }
 
 /// A shared writable mapping whose process tried `execve`, failed, and was
-/// then killed: its stores after the capture at the `execve` are lost, and
-/// the summary must count it (the recorder once read the call's number
-/// from the exit stop, which holds the return value, and never saw the
-/// `execve` fail).
+/// then killed: its stores after the capture at the `execve` are captured
+/// again as it ends (the recorder once read the call's number from the
+/// exit stop, which holds the return value, and never saw the `execve`
+/// fail).
 #[test]
 fn a_failed_execve_leaves_shared_mappings_to_count_when_killed() {
     let case = Case::new();
@@ -2737,5 +2769,10 @@ fn a_failed_execve_leaves_shared_mappings_to_count_when_killed() {
         .trace
         .call_with_path(libc::SYS_execve, 0, b"/nonexistent");
     assert_eq!(ret(failed), -i64::from(libc::ENOENT));
-    assert_eq!(rec.summary.mappings_at_exit, 1);
+    // Captured when the signal ended the process, with the store made
+    // after the failed execve.
+    let at_end = rec.trace.calls(i64::from(catalogue::MAPPED_AT_EXIT));
+    let last = at_end.last().expect("a capture of the mapping");
+    assert_eq!(&entry(last, 0)[..2], b"xy");
+    assert_eq!(rec.summary.mappings_at_exit, 0);
 }

@@ -123,9 +123,14 @@ impl SharedMappings {
     }
 
     /// The process's mappings were captured as it entered a call that ends
-    /// its address space.
+    /// its address space, or as a signal ended it.
     pub fn captured_at_exit(&mut self, tgid: u32) {
         self.captured.insert(tgid);
+    }
+
+    /// Whether the process's mappings were captured on its way out.
+    pub fn is_captured(&self, tgid: u32) -> bool {
+        self.captured.contains(&tgid)
     }
 
     /// That call failed (`execve`): the mappings live on, and stores to

@@ -1907,7 +1907,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 }
 
 SEC("tp_btf/sched_process_exit")
-int BPF_PROG(on_task_exit, struct task_struct *p)
+int BPF_PROG(on_task_exit, struct task_struct *p, bool group_dead)
 {
 	__u32 tgid = p->tgid;
 	if ((p->flags & PF_IO_WORKER_FLAG) || !is_traced(tgid))
@@ -1918,6 +1918,11 @@ int BPF_PROG(on_task_exit, struct task_struct *p)
 		f->active = 0;
 		emit_call(f, false, 0);
 	}
+	/* The last thread of a process a signal ended: its shared file
+	 * mappings are captured as at an exit_group (this tracepoint comes
+	 * before the kernel drops the address space). */
+	if (group_dead && (p->exit_code & 0x7f))
+		emit_mapped_at_exit(tgid, p->pid);
 	struct task_struct *execing = BPF_CORE_READ(p, signal, group_exec_task);
 	bool superseded = execing && execing != p && p->pid == p->tgid;
 	if (!superseded) {
