@@ -3,7 +3,9 @@
 # offset with its lines in another order, and how often one reports
 # mismatched calls (the shell's fstat of the log seeing another size):
 # two shell processes echo 2,000 lines each into one `> log` (one open
-# file description, one offset).
+# file description, one offset). With APPEND=1 each echo opens the log
+# itself with `>> log` (4,000 open file descriptions, all writing at the
+# file's end).
 # Each round records the workload once per back end with the first BIN,
 # then replays that same trace with every BIN, so the builds compare on
 # identical traces (docs/REPLAY.md, "Races the recording does not order").
@@ -13,7 +15,7 @@
 set -uo pipefail
 
 if [ $# -lt 2 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 rounds=$1
@@ -23,10 +25,17 @@ for b in "$@"; do bins+=("$(realpath "$b")"); done
 set -- "${bins[@]}"
 work=$(mktemp -d /var/tmp/reanimator-shared-offset-XXXXXX)
 trap 'rm -rf "$work"' EXIT
-cat > "$work/lines.sh" <<'SH'
+if [ "${APPEND:-0}" = 1 ]; then
+    cat > "$work/lines.sh" <<'SH'
+for i in $(seq 1 2000); do echo "a$i" >> log; done &
+for i in $(seq 1 2000); do echo "b$i" >> log; done; wait
+SH
+else
+    cat > "$work/lines.sh" <<'SH'
 ( for i in $(seq 1 2000); do echo "a$i"; done &
   for i in $(seq 1 2000); do echo "b$i"; done; wait ) > log
 SH
+fi
 declare -A clean differ mismatched
 for ((r = 1; r <= rounds; r++)); do
     for backend in ptrace ebpf; do

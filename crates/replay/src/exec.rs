@@ -1616,7 +1616,7 @@ impl Thread<'_> {
                     let mut full = full;
                     self.settle_dot_dot(&mut full, &fd);
                     let mut e = FdEntry::real(fd, cloexec, full, stream);
-                    e.direct = flags & libc::O_DIRECT != 0;
+                    e.set_status_flags(flags);
                     install(&mut lock(&self.proc.fds), expected as i32, e, ev);
                 }
                 0
@@ -1659,7 +1659,7 @@ impl Thread<'_> {
                 if expected >= 0 {
                     // Executed below; other numbers for the same open file
                     // (dup) keep their old mode here.
-                    entry.direct = arg as i32 & libc::O_DIRECT != 0;
+                    entry.set_status_flags(arg as i32);
                 }
                 drop(t);
                 return None;
@@ -1885,10 +1885,7 @@ fn is_memory(k: Kind) -> bool {
 }
 
 fn is_fifo(fd: &OwnedFd) -> bool {
-    // SAFETY: fstat into a zeroed struct.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::fstat(fd.as_raw_fd(), &mut st) };
-    r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFIFO
+    crate::state::stat_of(fd).is_some_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFIFO)
 }
 
 /// The two descriptors an `int[2]` output holds.

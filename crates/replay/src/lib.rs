@@ -602,6 +602,14 @@ pub fn replay(
                         (_, Some(x)) if reanimator_text::is_restart(x.errno()) => {
                             Some("interrupted and restarted")
                         }
+                        // A signal stopped it before it did anything (one
+                        // that did part of its work returns that part);
+                        // only `close` frees its descriptor all the same.
+                        (Some(r), Some(x))
+                            if x.errno() == libc::EINTR as u32 && r.effect != Effect::Close =>
+                        {
+                            Some("interrupted (EINTR)")
+                        }
                         _ => None,
                     };
                     let name = row.map_or("unknown", |r| r.name);

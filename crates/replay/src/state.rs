@@ -11,7 +11,7 @@ use crate::aio::{Context, Contexts};
 use reanimator_catalogue::{Ids, Which};
 use reanimator_trace::SyscallEvent;
 use std::collections::HashMap;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// A locked mutex, even if a replay thread panicked while holding it (the
@@ -51,6 +51,11 @@ pub(crate) struct FdEntry {
     /// data buffers that are not aligned, so replay hands it aligned
     /// copies.
     pub direct: bool,
+    /// Opened (or set by `F_SETFL`) with `O_APPEND`: the key of the file
+    /// it appends to (see `append_key`). Every description appending to
+    /// one file writes at its one end, so their calls keep their recorded
+    /// order as calls at one shared offset do.
+    pub appends: Option<usize>,
     /// Directory listing state for stream-level `getdents64` checks.
     pub listing: Option<Arc<Mutex<Listing>>>,
     /// Recorded exit time of the call that created it.
@@ -78,10 +83,21 @@ impl FdEntry {
             path,
             stream,
             direct: false,
+            appends: None,
             listing: None,
             opened_ns: 0,
             displaced: None,
         }
+    }
+
+    /// Takes the file status flags its description was given (by `open`
+    /// or `F_SETFL`) that change how replay issues calls on it.
+    pub fn set_status_flags(&mut self, flags: i32) {
+        self.direct = flags & libc::O_DIRECT != 0;
+        self.appends = match &self.target {
+            Target::Real(fd) if flags & libc::O_APPEND != 0 => append_key(fd),
+            _ => None,
+        };
     }
 
     /// An entry whose calls are simulated.
@@ -92,6 +108,7 @@ impl FdEntry {
             path,
             stream: true,
             direct: false,
+            appends: None,
             listing: None,
             opened_ns: 0,
             displaced: None,
@@ -432,16 +449,18 @@ impl Proc {
         crate::exec::live(&mut lock(&self.fds), fd, ev).cloned()
     }
 
-    /// The open file description whose offset traced `fd` works at, as a
-    /// key (the address of the real descriptor every copy of it shares),
+    /// Where the offset traced `fd` works at lives, as a key: the open
+    /// file description (the address of the real descriptor every copy of
+    /// it shares), or for `O_APPEND` the file's end ([`append_key`]);
     /// `None` for a pipe or FIFO, a simulated descriptor or a closed one.
     pub fn description(&self, ev: &SyscallEvent, fd: i32) -> Option<usize> {
         match crate::exec::live(&mut lock(&self.fds), fd, ev)? {
             FdEntry {
                 target: Target::Real(fd),
                 stream: false,
+                appends,
                 ..
-            } => Some(Arc::as_ptr(fd) as usize),
+            } => Some(appends.unwrap_or(Arc::as_ptr(fd) as usize)),
             _ => None,
         }
     }
@@ -456,9 +475,74 @@ impl Proc {
     }
 }
 
+/// The key of the file `fd` is open on, for appends to it: its device
+/// and inode, shifted left and with the low bit set, which no
+/// description's key has (those are addresses of `Arc`s, aligned).
+fn append_key(fd: &OwnedFd) -> Option<usize> {
+    let st = stat_of(fd)?;
+    let id = (st.st_dev as usize).rotate_left(32) ^ st.st_ino as usize;
+    Some(id << 1 | 1)
+}
+
+/// `fstat` of a real descriptor.
+pub(crate) fn stat_of(fd: &OwnedFd) -> Option<libc::stat> {
+    // SAFETY: fstat into a zeroed struct, on a descriptor the caller holds.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    (unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } == 0).then_some(st)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{Creds, Ids, Mapping, Snapshots, Which};
+    use super::{lock, Creds, FdEntry, Ids, Mapping, Proc, Snapshots, Which};
+    use reanimator_trace::SyscallEvent;
+
+    /// Descriptions opened separately on one file share the key calls at
+    /// one offset are ordered by when they append (all write at the
+    /// file's one end), and have a key each otherwise.
+    #[test]
+    fn appends_to_one_file_share_a_key_and_other_descriptions_do_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let (log, other) = (dir.path().join("log"), dir.path().join("other"));
+        let open = |path: &std::path::Path, flags: i32| {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .write(true)
+                .append(flags & libc::O_APPEND != 0)
+                .open(path)
+                .unwrap();
+            let mut e = FdEntry::real(file.into(), false, Vec::new(), false);
+            e.set_status_flags(flags);
+            e
+        };
+        let append = libc::O_WRONLY | libc::O_APPEND;
+        let proc = Proc::initial(std::iter::empty(), b"/".to_vec(), 0o22, None);
+        {
+            let mut t = lock(&proc.fds);
+            t.insert(3, open(&log, append));
+            t.insert(4, open(&log, append));
+            t.insert(5, open(&log, libc::O_WRONLY));
+            t.insert(6, open(&log, libc::O_WRONLY));
+            t.insert(7, open(&other, append));
+            t.insert(8, open(&log, libc::O_WRONLY));
+            t.get_mut(&8).unwrap().set_status_flags(append);
+        }
+        let ev = SyscallEvent {
+            seq: 1,
+            tgid: 1,
+            tid: 1,
+            nr: libc::SYS_write as u32,
+            enter_ns: 10,
+            args: [0; 6],
+            exit: None,
+            captures: Vec::new(),
+        };
+        let key = |fd| proc.description(&ev, fd).expect("a real file");
+        assert_eq!(key(3), key(4));
+        assert_eq!(key(3), key(8), "F_SETFL made it append");
+        assert_ne!(key(5), key(6));
+        assert_ne!(key(3), key(5));
+        assert_ne!(key(3), key(7));
+    }
 
     /// Captures of one shared mapping stored out of their time order: a
     /// page keeps the bytes of the newest capture stored into it.
