@@ -64,6 +64,8 @@ pub enum FlagSet {
     Resolve,
     /// `ioctl` requests (`FICLONE`, `TCGETS`, ...).
     Ioctl,
+    /// `IORING_REGISTER_*` opcodes of `io_uring_register`.
+    UringRegister,
 }
 
 /// A decoding table: either a bit set (each entry one or more bits) or an

@@ -453,6 +453,10 @@ pub enum StructType {
     UringParams,
     /// `gid_t[]`, an array of group ids (setgroups; [`gids`]).
     Gids,
+    /// `int[]`, an array of descriptors: the files `io_uring_register`
+    /// registers with a ring, which its requests then name by index
+    /// ([`gids`] reads it too, as 32-bit words).
+    Fds,
     /// Opaque bytes of a known size (ioctl argument structs and the like).
     Opaque,
 }
@@ -573,6 +577,12 @@ pub enum Effect {
     /// follow the ring's mappings to read its requests, replay creates
     /// its own ring.
     UringSetup,
+    /// Registers resources with the ring of its first descriptor
+    /// (`io_uring_register`). For `IORING_REGISTER_FILES` its `Fds` array
+    /// holds the files that requests flagged `IOSQE_FIXED_FILE` name by
+    /// index; replay keeps which of its own descriptors each index
+    /// stands for.
+    UringRegister,
     /// Makes the file of its first descriptor share the bytes of the file
     /// of its second (`ioctl(FICLONE)`, which `cp` issues on XFS and
     /// btrfs). Nothing of those bytes passes through the call, so replay

@@ -418,7 +418,10 @@ pub(crate) const TABLE: &[Syscall] = &[
     raw!(424, pidfd_send_signal, Simulate, G::SIGNAL | G::DESC),
     sys!(425, io_uring_setup, [entries: UInt, params: st(S::UringParams, InOut, Fixed(120))], Fd, Emulate, G::DESC | G::AIO, E::UringSetup),
     sys!(426, io_uring_enter, [fd: Fd, to_submit: UringSubmit, min_complete: UringComplete, flags: Hex, argp: Ptr, argsz: Size], Int, Execute, G::DESC | G::AIO),
-    sys!(427, io_uring_register, [fd: Fd, opcode: UInt, arg: Ptr, nr_args: UInt], Int, Simulate, G::DESC),
+    // `arg` is read as `nr_args` ints whatever the opcode: only
+    // IORING_REGISTER_FILES's are descriptors; other opcodes' arrays are
+    // longer (iovecs, updates), and a prefix of them costs nothing.
+    sys!(427, io_uring_register, [fd: Fd, opcode: Flags(F::UringRegister), arg: st(S::Fds, In, ArgTimes(3, 4)), nr_args: UInt], Int, Emulate, G::DESC | G::AIO, E::UringRegister),
     raw!(428, open_tree, Simulate, G::FILE),
     raw!(429, move_mount, Simulate, G::FILE),
     sys!(430, fsopen, [fsname: Str, flags: Hex], Fd, Simulate, G::FILE | G::DESC),

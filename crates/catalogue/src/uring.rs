@@ -66,6 +66,12 @@ pub const FEAT_SINGLE_MMAP: u32 = 1;
 /// into the registered ring descriptors.
 pub const ENTER_REGISTERED_RING: u64 = 1 << 4;
 
+/// `IORING_REGISTER_FILES`: `io_uring_register`'s array holds the files
+/// requests flagged [`SQE_FIXED_FILE`] name by index.
+pub const REGISTER_FILES: u64 = 2;
+/// `IORING_UNREGISTER_FILES`: the registered files are gone.
+pub const UNREGISTER_FILES: u64 = 3;
+
 /// `IOSQE_FIXED_FILE`: `fd` indexes the registered files.
 pub const SQE_FIXED_FILE: u8 = 1;
 /// `IOSQE_BUFFER_SELECT`: the kernel picks a buffer from a provided group.

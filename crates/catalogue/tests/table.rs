@@ -781,6 +781,20 @@ fn effects_have_the_arguments_their_followers_read() {
                         })
                     )
             }
+            // Replay reads the opcode from argument 1 and the files from
+            // argument 2, `nr_args` (argument 3) ints long.
+            Effect::UringRegister => {
+                kinds.first() == Some(&Kind::Fd)
+                    && kinds.get(1) == Some(&Kind::Flags(FlagSet::UringRegister))
+                    && matches!(
+                        kinds.get(2),
+                        Some(Kind::Struct {
+                            ty: StructType::Fds,
+                            dir: Dir::In,
+                            len: Len::ArgTimes(3, 4),
+                        })
+                    )
+            }
             Effect::Spawn(implied) => {
                 kinds.is_empty()
                     || has(Kind::Flags(FlagSet::Clone)) && implied == 0

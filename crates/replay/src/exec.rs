@@ -1454,6 +1454,36 @@ impl Thread<'_> {
                 }
             }
             Effect::UringSetup => Outcome::Simulated(None),
+            Effect::UringRegister if expected >= 0 => {
+                let Some(FdEntry {
+                    target: Target::Ring(ring),
+                    ..
+                }) = self.proc.entry(ev, arg(0) as i32)
+                else {
+                    return Some(Outcome::Simulated(None));
+                };
+                match arg(1) {
+                    reanimator_catalogue::uring::REGISTER_FILES => {
+                        let Some(list) = ev
+                            .capture(2, Role::Entry)
+                            .filter(|c| c.status == CaptureStatus::Complete)
+                            .and_then(|c| c.data.as_deref())
+                        else {
+                            return Some(Outcome::Skipped("registered files not captured"));
+                        };
+                        let files = reanimator_catalogue::gids(list)
+                            .map(|fd| self.proc.real(ev, fd as i32))
+                            .collect();
+                        ring.register_files(files);
+                    }
+                    reanimator_catalogue::uring::UNREGISTER_FILES => {
+                        ring.register_files(Vec::new())
+                    }
+                    _ => {}
+                }
+                Outcome::Simulated(None)
+            }
+            Effect::UringRegister => Outcome::Simulated(None),
             Effect::Umask => {
                 let mut fs = lock(&self.proc.fs);
                 let old = fs.umask;

@@ -94,8 +94,8 @@ pub struct Report {
     pub replay_time: Duration,
     /// True when replay stopped at the first mismatch (`--on-mismatch abort`).
     pub aborted: bool,
-    /// io_uring requests not issued (sockets, timeouts, opens, registered
-    /// files...), by opcode name: their recorded results stand.
+    /// io_uring requests not issued (sockets, timeouts, opens, provided
+    /// buffers...), by opcode name: their recorded results stand.
     pub uring_not_issued: BTreeMap<&'static str, u64>,
     /// io_uring completions whose requests replay never submitted (their
     /// submissions' captures were unreadable): not verified.

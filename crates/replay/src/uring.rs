@@ -13,9 +13,11 @@
 //!
 //! File I/O and syncs are issued (`READ`, `WRITE`, their vectored and
 //! fixed-buffer forms, `FSYNC`, `SYNC_FILE_RANGE`, `FALLOCATE`, `FADVISE`,
-//! `NOP`); other requests (sockets, timeouts, opens and closes, requests on
-//! registered files or provided buffers) are not, and their recorded
-//! results stand. [`Registry`] counts them by opcode for the report, and
+//! `NOP`), on plain descriptors or on files registered with
+//! `IORING_REGISTER_FILES` ([`Ring::register_files`]); other requests
+//! (sockets, timeouts, opens and closes, requests on provided buffers or
+//! on files registered by an update) are not, and their recorded results
+//! stand. [`Registry`] counts them by opcode for the report, and
 //! waits for every ring's requests before the final state is checked.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -103,6 +105,9 @@ struct State {
     /// dropped, not matched with later ones.
     unmatched: HashMap<u64, usize>,
     gave_up: bool,
+    /// The registered files, by index: replay's descriptor for each
+    /// (`None` for an empty slot or a simulated descriptor).
+    files: Vec<Option<Arc<OwnedFd>>>,
 }
 
 /// One request and the memory the kernel uses until it completes.
@@ -136,6 +141,7 @@ pub(crate) fn setup(entries: u32, registry: &Registry) -> Result<Arc<Ring>, i64>
             next_token: 0,
             unmatched: HashMap::new(),
             gave_up: false,
+            files: Vec::new(),
         }),
         not_issued: registry.not_issued.clone(),
         unverified: registry.unverified.clone(),
@@ -148,6 +154,13 @@ pub(crate) fn setup(entries: u32, registry: &Registry) -> Result<Arc<Ring>, i64>
 }
 
 impl Ring {
+    /// Takes the files registered with the traced ring (replay's
+    /// descriptor for each index; empty once unregistered): requests
+    /// flagged `IOSQE_FIXED_FILE` go to them.
+    pub(crate) fn register_files(&self, files: Vec<Option<Arc<OwnedFd>>>) {
+        lock(&self.state).files = files;
+    }
+
     /// Replays `io_uring_enter` event `ev` (catalogue row `row`) on this
     /// ring: submits the requests it took, then waits for the completions
     /// it saw. Returns the first mismatch.
@@ -202,9 +215,13 @@ impl Ring {
                 .map_while(|j| capture(layout::elem(i as u64, j)))
                 .map(|c| (c.data.as_deref(), c.len as usize))
                 .collect();
-            let fd = (sqe.flags & layout::SQE_FIXED_FILE == 0)
-                .then(|| real_fd(sqe.fd))
-                .flatten();
+            let fixed = sqe.flags & layout::SQE_FIXED_FILE != 0;
+            let fd = match fixed {
+                true => st.files.get(sqe.fd as usize).cloned().flatten(),
+                false => real_fd(sqe.fd),
+            };
+            // An index no registration replay saw (one made by an update).
+            let unknown = fixed && sqe.fd as usize >= st.files.len();
             let mut req = Request {
                 user_data: sqe.user_data,
                 mem: Buffers::new(&[], false),
@@ -221,7 +238,7 @@ impl Ring {
                 None => {
                     // A request on a simulated or closed descriptor is
                     // simulated, as a call on it would be.
-                    if !replayable(sqe) {
+                    if !replayable(sqe) || unknown {
                         *lock(&self.not_issued).entry(sqe.op_name()).or_default() += 1;
                     }
                     st.done
@@ -435,7 +452,7 @@ impl State {
 
 /// Whether replay issues `sqe` when its descriptor is real.
 fn replayable(sqe: &Sqe) -> bool {
-    sqe.flags & (layout::SQE_FIXED_FILE | layout::SQE_BUFFER_SELECT) == 0
+    sqe.flags & layout::SQE_BUFFER_SELECT == 0
         && matches!(
             sqe.opcode,
             layout::OP_NOP

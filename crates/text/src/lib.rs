@@ -564,6 +564,13 @@ impl Renderer {
                     .collect::<Vec<_>>()
                     .join(", ")
             )),
+            StructType::Fds => Some(format!(
+                "[{}]",
+                catalogue::gids(d)
+                    .map(|fd| (fd as i32).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
             StructType::AioContext => u64_at(0).map(|v| format!("[{v:#x}]")),
             StructType::UringParams => uring::Params::parse(d).map(|p| {
                 format!(

@@ -36,6 +36,7 @@ pub(super) fn table(set: FlagSet) -> &'static FlagTable {
         FlagSet::CloseRange => &CLOSE_RANGE,
         FlagSet::Resolve => &RESOLVE,
         FlagSet::Ioctl => &IOCTL,
+        FlagSet::UringRegister => &URING_REGISTER,
     }
 }
 
@@ -348,6 +349,38 @@ static FADVISE: FlagTable = values(
         (3, "POSIX_FADV_WILLNEED"),
         (4, "POSIX_FADV_DONTNEED"),
         (5, "POSIX_FADV_NOREUSE"),
+    ],
+);
+
+static URING_REGISTER: FlagTable = values(
+    "uring_register",
+    &[
+        (0, "IORING_REGISTER_BUFFERS"),
+        (1, "IORING_UNREGISTER_BUFFERS"),
+        (2, "IORING_REGISTER_FILES"),
+        (3, "IORING_UNREGISTER_FILES"),
+        (4, "IORING_REGISTER_EVENTFD"),
+        (5, "IORING_UNREGISTER_EVENTFD"),
+        (6, "IORING_REGISTER_FILES_UPDATE"),
+        (7, "IORING_REGISTER_EVENTFD_ASYNC"),
+        (8, "IORING_REGISTER_PROBE"),
+        (9, "IORING_REGISTER_PERSONALITY"),
+        (10, "IORING_UNREGISTER_PERSONALITY"),
+        (11, "IORING_REGISTER_RESTRICTIONS"),
+        (12, "IORING_REGISTER_ENABLE_RINGS"),
+        (13, "IORING_REGISTER_FILES2"),
+        (14, "IORING_REGISTER_FILES_UPDATE2"),
+        (15, "IORING_REGISTER_BUFFERS2"),
+        (16, "IORING_REGISTER_BUFFERS_UPDATE"),
+        (17, "IORING_REGISTER_IOWQ_AFF"),
+        (18, "IORING_UNREGISTER_IOWQ_AFF"),
+        (19, "IORING_REGISTER_IOWQ_MAX_WORKERS"),
+        (20, "IORING_REGISTER_RING_FDS"),
+        (21, "IORING_UNREGISTER_RING_FDS"),
+        (22, "IORING_REGISTER_PBUF_RING"),
+        (23, "IORING_UNREGISTER_PBUF_RING"),
+        (24, "IORING_REGISTER_SYNC_CANCEL"),
+        (25, "IORING_REGISTER_FILE_ALLOC_RANGE"),
     ],
 );
 
