@@ -43,12 +43,12 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use reanimator_catalogue::{self as catalogue, Effect, Group, Replay, Syscall};
+use reanimator_catalogue::{self as catalogue, Effect, Group, Kind, Replay, Syscall};
 use reanimator_fsstate::{after_state_like, compare, is_pseudo, Preparer, Root};
 use reanimator_text::{Renderer, TextOptions};
 use reanimator_trace::{
-    ExitStatus, PathPhase, PathState, ProcessStart, ReadOptions, Reader, Record, StartCause,
-    SyscallEvent,
+    CaptureStatus, ExitStatus, PathPhase, PathState, ProcessStart, ReadOptions, Reader, Record,
+    Role, StartCause, SyscallEvent,
 };
 
 pub use exec::Verify;
@@ -56,7 +56,7 @@ pub use order::OrderPolicy;
 pub use report::{CallStats, Report, Tally};
 
 use exec::{Acting, Outcome, Thread};
-use order::{CommuteFds, Order, Ticket};
+use order::{AtOffset, CommuteFds, Order, Ticket};
 use state::{lock, Creds, Proc, WeakProc};
 
 /// How long a call that only looks and mismatched waits for the calls that
@@ -647,8 +647,10 @@ pub fn replay(
                     shared.acquire(bytes, max_seq, &mut queues, &mut stalled);
                     let exit_ns = ev.exit.map_or(u64::MAX, |x| x.exit_ns);
                     let io = commute_fds.observe(row, &ev);
-                    let cursor = row.in_groups(Group::CURSOR);
-                    let ticket = shared.order.dispatch(seq, ev.enter_ns, exit_ns, io, cursor);
+                    let at_offset = at_offset(row, &ev);
+                    let ticket = shared
+                        .order
+                        .dispatch(seq, ev.enter_ns, exit_ns, io, at_offset);
                     queues.call(tid, Item::Call(Box::new(ev), row, ticket, bytes));
                 }
                 Record::ProcessStart(p) => {
@@ -800,7 +802,7 @@ fn thread_main(shared: &Shared<'_>, tid: u32, start: Start, rx: Receiver<Vec<Ite
                 Item::Call(ev, row, ticket, bytes) => {
                     finished.0 += 1;
                     finished.1 += bytes;
-                    if row.in_groups(Group::CURSOR) {
+                    if ticket.at_offset != AtOffset::No {
                         let description = th.proc.description(&ev, ev.args[0] as i32);
                         shared.order.resolve(&ticket, description);
                     }
@@ -893,6 +895,32 @@ fn release(shared: &Shared<'_>, items: impl IntoIterator<Item = Item>) {
 }
 
 /// Waits for a call's turn (timing, then ordering); false on abort.
+/// How call `ev` relates to the file offset of its first argument's
+/// description: the `cursor` group works at it; `fstat`, or a
+/// `newfstatat`/`statx` of "" (`AT_EMPTY_PATH`), sees the size the writes
+/// there made (a process's stdio stats its stdout, a log other processes
+/// write, as it starts).
+fn at_offset(row: &Syscall, ev: &SyscallEvent) -> AtOffset {
+    if row.in_groups(Group::CURSOR) {
+        return AtOffset::Moves;
+    }
+    if !row.in_groups(Group::STAT) {
+        return AtOffset::No;
+    }
+    let mut kinds = row.params().iter().map(|p| p.kind);
+    let of_descriptor = match (kinds.next(), kinds.next()) {
+        (Some(Kind::Fd), _) => true,
+        (Some(Kind::DirFd), Some(Kind::Path)) => ev
+            .capture(1, Role::Entry)
+            .is_some_and(|c| c.status == CaptureStatus::Complete && c.len == 0),
+        _ => false,
+    };
+    match of_descriptor {
+        true => AtOffset::Sees,
+        false => AtOffset::No,
+    }
+}
+
 fn wait(shared: &Shared<'_>, t: &Ticket) -> bool {
     if let Timing::Scaled(x) = shared.opts.timing {
         let offset = t.enter_ns.saturating_sub(shared.t0) as f64 / x.max(1e-9);

@@ -30,7 +30,10 @@
 //! kernel serialised them, so two log lines written by two processes of
 //! a server land in the recorded order. Which description a call uses is
 //! known only when its thread reaches it ([`Order::resolve`]); until then
-//! a later call of the group waits for it.
+//! a later call of the group waits for it. A call that only sees what
+//! they did (`fstat` of the descriptor, [`AtOffset::Sees`]) is waited for
+//! by those that finished after it, and waits for none: one that ran too
+//! early is issued again, one that ran too late could not be.
 //!
 //! No policy can deadlock on its own: a call only waits for calls that,
 //! in the recording, finished (overlap, commute, cursor) or began
@@ -88,6 +91,21 @@ enum Cursor {
     On(usize),
 }
 
+/// How a dispatched call relates to a descriptor's file offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AtOffset {
+    /// It does not use one.
+    No,
+    /// It works at it (the catalogue's `cursor` group): it keeps the
+    /// order it finished in among the calls at that description.
+    Moves,
+    /// It only sees what those calls did (an `fstat` of the descriptor
+    /// sees the size the writes made): the calls at that description
+    /// that finished after it wait for it, but it waits for none of
+    /// them; replay issues it again if it ran too early.
+    Sees,
+}
+
 /// One dispatched call, as the ordering sees it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Ticket {
@@ -102,6 +120,8 @@ pub(crate) struct Ticket {
     /// The bytes it reads or writes, when it may pass other calls
     /// (commute).
     pub io: Option<PositionalIo>,
+    /// Whether it must say which description it is at ([`Order::resolve`]).
+    pub at_offset: AtOffset,
 }
 
 /// A dispatched call in the overlap ring.
@@ -111,6 +131,9 @@ struct Slot {
     done: bool,
     io: Option<PositionalIo>,
     cursor: Cursor,
+    /// [`AtOffset::Sees`]: waited for under the cursor rule, waits for
+    /// no one under it.
+    sees_only: bool,
 }
 
 struct State {
@@ -177,8 +200,8 @@ impl Order {
     }
 
     /// Registers a call about to be handed to its thread. `io` is its byte
-    /// range when it may pass commuting calls; `cursor` says it works at
-    /// a descriptor's file offset (its thread then calls
+    /// range when it may pass commuting calls; `at_offset` says whether it
+    /// works at or sees a descriptor's file offset (its thread then calls
     /// [`Self::resolve`] before [`Self::wait_turn`]).
     pub fn dispatch(
         &self,
@@ -186,7 +209,7 @@ impl Order {
         enter_ns: u64,
         exit_ns: u64,
         io: Option<PositionalIo>,
-        cursor: bool,
+        at_offset: AtOffset,
     ) -> Ticket {
         let mut s = lock(&self.state);
         let slot = s.base + s.ring.len() as u64;
@@ -197,10 +220,13 @@ impl Order {
         // Strict order issues calls by entry, and a call that finished
         // first may have entered last: the two rules could wait for each
         // other.
-        let cursor = if cursor && self.policy != OrderPolicy::Strict {
-            Cursor::Unresolved
-        } else {
-            Cursor::Free
+        let at_offset = match self.policy {
+            OrderPolicy::Strict => AtOffset::No,
+            _ => at_offset,
+        };
+        let cursor = match at_offset {
+            AtOffset::No => Cursor::Free,
+            AtOffset::Moves | AtOffset::Sees => Cursor::Unresolved,
         };
         s.ring.push_back(Slot {
             enter_ns,
@@ -208,6 +234,7 @@ impl Order {
             done: false,
             io,
             cursor,
+            sees_only: at_offset == AtOffset::Sees,
         });
         Ticket {
             slot,
@@ -215,6 +242,7 @@ impl Order {
             enter_ns,
             exit_ns,
             io,
+            at_offset,
         }
     }
 
@@ -400,6 +428,9 @@ impl Order {
         let Cursor::On(description) = own.cursor else {
             return true;
         };
+        if own.sees_only {
+            return true;
+        }
         let before = (t.slot - s.base) as usize;
         if before > SCAN_LIMIT {
             return false;
@@ -595,8 +626,8 @@ mod tests {
     /// so before `b` began) is unfinished.
     fn passes(policy: OrderPolicy, a: Option<PositionalIo>, b: Option<PositionalIo>) -> bool {
         let order = Order::new(policy, 1);
-        order.dispatch(1, 5, 10, a, false);
-        let t = order.dispatch(2, 20, 30, b, false);
+        order.dispatch(1, 5, 10, a, AtOffset::No);
+        let t = order.dispatch(2, 20, 30, b, AtOffset::No);
         let s = lock(&order.state);
         order.ready(&s, &t, &mut 0)
     }
@@ -611,8 +642,8 @@ mod tests {
         // Strict order also waits for a call that ended before this one
         // began, even once that call has started.
         let order = Order::new(Strict, 1);
-        let first = order.dispatch(1, 5, 10, None, false);
-        let second = order.dispatch(2, 20, 30, None, false);
+        let first = order.dispatch(1, 5, 10, None, AtOffset::No);
+        let second = order.dispatch(2, 20, 30, None, AtOffset::No);
         assert!(order.wait_turn(&first));
         assert!(!order.ready(&lock(&order.state), &second, &mut 0));
         order.done(&first);
@@ -628,12 +659,12 @@ mod tests {
     #[test]
     fn a_commute_call_waits_once_it_is_too_far_ahead() {
         let order = Order::new(OrderPolicy::Commute, 1);
-        let lagging = order.dispatch(1, 1, 2, pwrite(3, 0), false);
+        let lagging = order.dispatch(1, 1, 2, pwrite(3, 0), AtOffset::No);
         for i in 0..SCAN_LIMIT as u64 {
-            let t = order.dispatch(2 + i, 3 + i, 3 + i, pwrite(4, 4096 * (i + 1)), false);
+            let t = order.dispatch(2 + i, 3 + i, 3 + i, pwrite(4, 4096 * (i + 1)), AtOffset::No);
             order.done(&t);
         }
-        let far = order.dispatch(9999, 100_000, 100_001, pwrite(4, 1 << 30), false);
+        let far = order.dispatch(9999, 100_000, 100_001, pwrite(4, 1 << 30), AtOffset::No);
         assert!(!order.ready(&lock(&order.state), &far, &mut 0));
         order.done(&lagging);
         assert!(order.ready(&lock(&order.state), &far, &mut 0));
@@ -646,8 +677,8 @@ mod tests {
         // cursor rule orders them.
         for policy in [Overlap, Commute] {
             let order = Order::new(policy, 1);
-            let first = order.dispatch(1, 2, 8, None, true);
-            let second = order.dispatch(2, 1, 9, None, true);
+            let first = order.dispatch(1, 2, 8, None, AtOffset::Moves);
+            let second = order.dispatch(2, 1, 9, None, AtOffset::Moves);
             let ready = |t: &Ticket| order.ready(&lock(&order.state), t, &mut 0);
             // Not known yet where the first one writes: the second waits.
             order.resolve(&second, Some(7));
@@ -656,8 +687,8 @@ mod tests {
             order.resolve(&first, Some(8));
             assert!(ready(&second), "{policy:?}");
             let order = Order::new(policy, 1);
-            let first = order.dispatch(1, 2, 8, None, true);
-            let second = order.dispatch(2, 1, 9, None, true);
+            let first = order.dispatch(1, 2, 8, None, AtOffset::Moves);
+            let second = order.dispatch(2, 1, 9, None, AtOffset::Moves);
             let ready = |t: &Ticket| order.ready(&lock(&order.state), t, &mut 0);
             order.resolve(&first, Some(7));
             order.resolve(&second, Some(7));
@@ -667,17 +698,40 @@ mod tests {
             assert!(ready(&second), "{policy:?}");
             // A call of another kind never waits under this rule.
             let order = Order::new(policy, 1);
-            order.dispatch(1, 2, 8, None, true);
-            let other = order.dispatch(2, 1, 9, None, false);
+            order.dispatch(1, 2, 8, None, AtOffset::Moves);
+            let other = order.dispatch(2, 1, 9, None, AtOffset::No);
             assert!(order.ready(&lock(&order.state), &other, &mut 0));
         }
         // Strict order issues by entry: the rule would fight it.
         let order = Order::new(Strict, 1);
-        let first = order.dispatch(2, 2, 8, None, true);
-        let second = order.dispatch(1, 1, 9, None, true);
+        let first = order.dispatch(2, 2, 8, None, AtOffset::Moves);
+        let second = order.dispatch(1, 1, 9, None, AtOffset::Moves);
         order.resolve(&first, Some(7));
         order.resolve(&second, Some(7));
         assert!(order.ready(&lock(&order.state), &second, &mut 0));
+    }
+
+    /// An `fstat` of a shared description that finished before an
+    /// overlapping write there goes first (the write waits for it), but
+    /// one that finished after a write does not wait for it: it is issued
+    /// again if it ran too early, and could not be if it ran too late.
+    #[test]
+    fn a_call_that_sees_a_shared_offset_is_waited_for_and_waits_for_none() {
+        let order = Order::new(OrderPolicy::Overlap, 1);
+        let stat = order.dispatch(1, 2, 8, None, AtOffset::Sees);
+        let write = order.dispatch(2, 1, 9, None, AtOffset::Moves);
+        let later = order.dispatch(3, 3, 10, None, AtOffset::Sees);
+        let ready = |t: &Ticket| order.ready(&lock(&order.state), t, &mut 0);
+        order.resolve(&write, Some(7));
+        order.resolve(&later, Some(7));
+        // Not known yet which description the stat looks at.
+        assert!(!ready(&write));
+        order.resolve(&stat, Some(7));
+        assert!(ready(&stat));
+        assert!(!ready(&write));
+        assert!(ready(&later), "it waits for neither the write nor the stat");
+        order.done(&stat);
+        assert!(ready(&write));
     }
 
     /// A call at a shared offset that mismatched and is issued again does
@@ -685,9 +739,9 @@ mod tests {
     #[test]
     fn a_cursor_call_issued_again_does_not_wait_for_those_waiting_for_it() {
         let order = Order::new(OrderPolicy::Overlap, 1);
-        let read = order.dispatch(1, 10, 20, None, true);
-        let write = order.dispatch(2, 15, 25, None, true);
-        let other = order.dispatch(3, 16, 26, None, true);
+        let read = order.dispatch(1, 10, 20, None, AtOffset::Moves);
+        let write = order.dispatch(2, 15, 25, None, AtOffset::Moves);
+        let other = order.dispatch(3, 16, 26, None, AtOffset::Moves);
         order.resolve(&read, Some(7));
         order.resolve(&write, Some(7));
         order.resolve(&other, Some(8));
@@ -706,9 +760,9 @@ mod tests {
     #[test]
     fn a_finished_cursor_call_wakes_the_one_waiting_for_it() {
         let order = Arc::new(Order::new(OrderPolicy::Overlap, 1));
-        let _oldest = order.dispatch(1, 1, 20, None, false);
-        let first = order.dispatch(2, 2, 8, None, true);
-        let second = order.dispatch(3, 1, 9, None, true);
+        let _oldest = order.dispatch(1, 1, 20, None, AtOffset::No);
+        let first = order.dispatch(2, 2, 8, None, AtOffset::Moves);
+        let second = order.dispatch(3, 1, 9, None, AtOffset::Moves);
         order.resolve(&first, Some(7));
         order.resolve(&second, Some(7));
         let waiter = {
