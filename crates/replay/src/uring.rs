@@ -324,8 +324,9 @@ impl Ring {
     /// How a request with traced `user_data` compared (`check`) with its
     /// recorded completion, once it completed: the oldest whose result is
     /// `res` and that checks clean, or, once none in flight is left to
-    /// check, the oldest whose result is `res`, or when none comes, the
-    /// oldest there is; `None` when none was submitted within [`AHEAD`]. Programs may have
+    /// check and no other was submitted within [`AHEAD`], the oldest
+    /// whose result is `res`, or when none comes, the oldest there is;
+    /// `None` when none was submitted within [`AHEAD`]. Programs may have
     /// several requests with one `user_data` in flight, which complete in
     /// any order, and a program that reuses one (MariaDB's InnoDB: the
     /// address of its I/O slot) may have one completion recorded by a
@@ -339,6 +340,9 @@ impl Ring {
     ) -> Result<Option<Option<Mismatch>>, Mismatch> {
         let start = Instant::now();
         let mut st = lock(&self.state);
+        // Set once no other request with this `user_data` came within the
+        // wait for submissions: one that does not check clean will do.
+        let mut waited_out = false;
         loop {
             let in_flight = st.pending.get(&user_data).is_some_and(|&n| n > 0);
             if let Some(done) = st.done.get_mut(&user_data) {
@@ -347,7 +351,7 @@ impl Ring {
                     .iter()
                     .position(|d| by_res(d) && check(&d.0, d.1).is_none());
                 let pick = fitting.or_else(|| {
-                    if in_flight {
+                    if in_flight || !waited_out {
                         None
                     } else {
                         done.iter().position(by_res)
@@ -377,11 +381,21 @@ impl Ring {
                 }
                 continue;
             }
-            // Another thread may have yet to submit it.
+            // Another thread may have yet to submit it (or the one that
+            // checks clean: the requests done may be another call's).
             let limit = if st.gave_up { AHEAD_AGAIN } else { AHEAD };
             let left = limit.saturating_sub(start.elapsed());
             if left.is_zero() {
                 st.gave_up = true;
+                if !waited_out
+                    && st
+                        .done
+                        .get(&user_data)
+                        .is_some_and(|d| d.iter().any(|d| d.1.is_none_or(|r| r == res)))
+                {
+                    waited_out = true;
+                    continue;
+                }
                 if let Some(done) = st.done.get_mut(&user_data) {
                     let other = done.pop_front();
                     if done.is_empty() {
