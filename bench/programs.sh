@@ -1,0 +1,69 @@
+#!/bin/bash
+# Records each of a set of everyday programs with both back ends and
+# replays each trace into an empty root, then prints one line per
+# program and back end: the command's status, replay's status, its
+# mismatches and the paths that differ. A survey of fidelity, not of
+# speed. Programs whose tool is missing are skipped, and said so.
+#
+# Usage: bench/programs.sh [BIN] [ROOT-DIR]
+#   BIN defaults to target/release/reanimator; ROOT-DIR (default: a
+#   temporary directory) is where the replays go: a tmpfs or XFS mount
+#   replays onto another file system.
+set -uo pipefail
+
+if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+fi
+bin=$(realpath "${1:-target/release/reanimator}")
+work=$(mktemp -d /var/tmp/reanimator-programs-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+roots=${2:-$work}
+
+# name|tools needed|command (run in a directory holding src/: a copy of
+# git's documentation, /etc/services and 200,000 numbers)
+programs=(
+    "rsync|rsync|rsync -a src/ dst/ && rsync -a --delete src/ dst2/"
+    "tar|tar gzip|tar czf a.tgz src && mkdir x && tar xzf a.tgz -C x"
+    "sort|sort|sort -S 1M -T . src/nums > sorted && sort -n -S 1M src/nums | tail -1 > last"
+    "compress|xz zstd bzip2|xz -T2 -k src/nums && zstd -q -T2 src/services -o s.zst && bzip2 -k src/nums"
+    "zip|zip unzip|zip -qr a.zip src && mkdir u && cd u && unzip -q ../a.zip"
+    "sed-perl|sed perl|cp src/services s && sed -i s/tcp/TCP/g s && perl -pi -e s/udp/UDP/g s"
+    "links|ln mkfifo truncate fallocate|mkdir d && echo a > d/f && ln d/f d/g && ln -s f d/s && cp -al d e && mv e/g e/h && rm d/f && mkfifo p && truncate -s 1G sparse && fallocate -l 1M falloc"
+    "git|git|git init -q r && cp -r src/git r/ && cd r && git add -A && git -c user.name=a -c user.email=a@b commit -qm x && git gc -q && git clone -q . ../c"
+    "xargs|xargs gzip|mkdir g && cp -r src/git/RelNotes g/ && find g -type f | xargs -P4 -n8 gzip"
+    "python|python3|python3 -c 'import sqlite3; d = sqlite3.connect(\"db\"); d.execute(\"create table t(a, b)\"); d.executemany(\"insert into t values(?, ?)\", [(i, str(i) * 10) for i in range(20000)]); d.commit()'"
+    "venv|python3|python3 -m venv v && v/bin/python -c 'import sys; print(sys.prefix)'"
+    "node|node|node -e 'const fs = require(\"fs\"); fs.mkdirSync(\"n\"); for (let i = 0; i < 200; i++) fs.writeFileSync(\"n/f\" + i, \"x\".repeat(i * 100)); fs.renameSync(\"n/f1\", \"n/g1\"); fs.promises.readFile(\"src/nums\").then(b => fs.promises.writeFile(\"copy\", b))'"
+    "cmake|cmake ninja cc|mkdir p && cd p && printf 'cmake_minimum_required(VERSION 3.10)\nproject(p C)\nadd_executable(h h.c)\n' > CMakeLists.txt && echo 'int main(void){return 0;}' > h.c && cmake -G Ninja -S . -B b > /dev/null && ninja -C b > /dev/null"
+    "cargo|cargo|export CARGO_HOME=\$PWD/ch; cargo new -q --offline cr && cd cr && cargo build -q --offline"
+)
+printf '%-10s %-7s %6s %6s %11s %7s\n' program backend status replay mismatches differ
+for entry in "${programs[@]}"; do
+    IFS='|' read -r name tools cmd <<<"$entry"
+    missing=""
+    for t in $tools; do command -v "$t" > /dev/null || missing="$missing $t"; done
+    if [ -n "$missing" ]; then
+        printf '%-10s skipped: missing%s\n' "$name" "$missing"
+        continue
+    fi
+    for backend in ptrace ebpf; do
+        w="$work/$name-$backend"
+        mkdir -p "$w/src"
+        cp -r /usr/share/doc/git "$w/src/" 2> /dev/null
+        cp /etc/services "$w/src/"
+        seq 1 200000 > "$w/src/nums"
+        (cd "$w" && timeout 600 "$bin" record --backend "$backend" --force -o t.rtr -- bash -c "$cmd" \
+            < /dev/null > /dev/null 2> rec.err)
+        status=$?
+        root="$roots/root-$name-$backend"
+        rm -rf "$root"
+        timeout 600 "$bin" replay "$w/t.rtr" --root "$root" > "$w/rep.out" 2>&1
+        replay=$?
+        rm -rf "$root"
+        mism=$(grep -o '[0-9]* mismatches;' "$w/rep.out" | grep -o '[0-9]*')
+        differ=$(grep -o '[0-9]* differ$' "$w/rep.out" | grep -o '[0-9]*')
+        printf '%-10s %-7s %6s %6s %11s %7s\n' "$name" "$backend" "$status" "$replay" "${mism:-?}" "${differ:-?}"
+        rm -rf "$w"
+    done
+done
