@@ -721,6 +721,13 @@ impl Syscall {
         self.groups & groups == groups
     }
 
+    /// True for the calls that end their thread (`exit`, `exit_group`):
+    /// one recorded with no return lost nothing, while any other call
+    /// without one was cut short.
+    pub fn ends_thread(&self) -> bool {
+        matches!(self.name, "exit" | "exit_group")
+    }
+
     /// True for asynchronous I/O calls whose effect replay does not
     /// reproduce (`io_cancel`): a user must hear so rather than find a
     /// final-state difference unexplained. (io_uring requests replay does

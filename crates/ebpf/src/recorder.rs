@@ -1008,9 +1008,7 @@ impl<'s> Recorder<'s, '_, '_> {
                         is_error: (ret as u64) >= (-4095i64) as u64,
                     }),
                 };
-                if exit.is_none()
-                    && !matches!(catalogue::name_of(nr).as_ref(), "exit" | "exit_group")
-                {
+                if exit.is_none() && !catalogue::by_nr(nr).is_some_and(|r| r.ends_thread()) {
                     self.summary.unfinished += 1;
                 }
                 if self.gate_holds_paths {

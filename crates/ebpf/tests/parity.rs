@@ -212,7 +212,7 @@ fn normalise(trace: &Path) -> Normal {
                 // a call killed before it ran has no return. Each means
                 // "interrupted".
                 let ret = match e.exit {
-                    None if !matches!(row.name, "exit" | "exit_group") => "interrupted".to_string(),
+                    None if !row.ends_thread() => "interrupted".to_string(),
                     None => "no return".to_string(),
                     Some(x) if x.is_error && (512..=516).contains(&x.errno()) => {
                         "interrupted".to_string()

@@ -1006,7 +1006,7 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
         let Some(head) = self.tasks.get(&pid).and_then(|t| t.pending.as_ref()) else {
             return Ok(());
         };
-        if matches!(catalogue::name_of(head.nr).as_ref(), "exit" | "exit_group") {
+        if catalogue::by_nr(head.nr).is_some_and(|r| r.ends_thread()) {
             return Ok(());
         }
         let Ok(regs) = sys::regs(pid) else {
@@ -1147,7 +1147,7 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             let mut c = self.shared.lock();
             if let Some(head) = &task.pending {
                 // exit and exit_group never return: that is not a loss.
-                if !matches!(catalogue::name_of(head.nr).as_ref(), "exit" | "exit_group") {
+                if !catalogue::by_nr(head.nr).is_some_and(|r| r.ends_thread()) {
                     c.summary.unfinished += 1;
                 }
                 c.sink.call(head, &task.captures)?;

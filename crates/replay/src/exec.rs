@@ -1032,17 +1032,11 @@ impl Thread<'_> {
         let Some(fd) = self.proc.real(ev, ev.args[0] as i32) else {
             return false;
         };
-        // SAFETY: fstat and lseek on a descriptor `proc` keeps open.
-        unsafe {
-            let mut st: libc::stat = std::mem::zeroed();
-            libc::fstat(fd.as_raw_fd(), &mut st) == 0
-                && st.st_mode & libc::S_IFMT == libc::S_IFREG
-                && libc::lseek(
-                    fd.as_raw_fd(),
-                    -std::mem::take(&mut self.moved),
-                    libc::SEEK_CUR,
-                ) >= 0
-        }
+        crate::state::stat_of(&fd).is_some_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFREG)
+            // SAFETY: lseek on a descriptor `proc` keeps open.
+            && unsafe {
+                libc::lseek(fd.as_raw_fd(), -std::mem::take(&mut self.moved), libc::SEEK_CUR)
+            } >= 0
     }
 
     /// Writes a `write` or `writev` to a pipe until `expected` bytes went
@@ -1754,14 +1748,9 @@ impl Thread<'_> {
         let writes_through =
             flags & libc::MAP_TYPE != libc::MAP_PRIVATE && prot & libc::PROT_WRITE != 0;
         let file = writes_through
-            .then(|| {
-                // SAFETY: fstat into a zeroed stat, on a descriptor `proc`
-                // keeps open.
-                let mut st: libc::stat = unsafe { std::mem::zeroed() };
-                (unsafe { libc::fstat(real.as_raw_fd(), &mut st) } == 0)
-                    .then_some(((st.st_dev, st.st_ino), off))
-            })
-            .flatten();
+            .then(|| crate::state::stat_of(&real))
+            .flatten()
+            .map(|st| ((st.st_dev, st.st_ino), off));
         lock(&self.proc.maps).insert(
             expected as u64,
             Arc::new(Mapping::new(

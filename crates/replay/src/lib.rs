@@ -894,7 +894,6 @@ fn release(shared: &Shared<'_>, items: impl IntoIterator<Item = Item>) {
     shared.release(calls, bytes);
 }
 
-/// Waits for a call's turn (timing, then ordering); false on abort.
 /// How call `ev` relates to the file offset of its first argument's
 /// description: the `cursor` group works at it; `fstat`, or a
 /// `newfstatat`/`statx` of "" (`AT_EMPTY_PATH`), sees the size the writes
@@ -921,6 +920,7 @@ fn at_offset(row: &Syscall, ev: &SyscallEvent) -> AtOffset {
     }
 }
 
+/// Waits for a call's turn (timing, then ordering); false on abort.
 fn wait(shared: &Shared<'_>, t: &Ticket) -> bool {
     if let Timing::Scaled(x) = shared.opts.timing {
         let offset = t.enter_ns.saturating_sub(shared.t0) as f64 / x.max(1e-9);

@@ -343,10 +343,10 @@ impl Ring {
         // Set once no other request with this `user_data` came within the
         // wait for submissions: one that does not check clean will do.
         let mut waited_out = false;
+        let by_res = |d: &(Request, Option<i32>)| d.1.is_none_or(|r| r == res);
         loop {
             let in_flight = st.pending.get(&user_data).is_some_and(|&n| n > 0);
             if let Some(done) = st.done.get_mut(&user_data) {
-                let by_res = |d: &(Request, Option<i32>)| d.1.is_none_or(|r| r == res);
                 let fitting = done
                     .iter()
                     .position(|d| by_res(d) && check(&d.0, d.1).is_none());
@@ -391,7 +391,7 @@ impl Ring {
                     && st
                         .done
                         .get(&user_data)
-                        .is_some_and(|d| d.iter().any(|d| d.1.is_none_or(|r| r == res)))
+                        .is_some_and(|d| d.iter().any(by_res))
                 {
                     waited_out = true;
                     continue;
