@@ -151,7 +151,7 @@ pub(crate) const TABLE: &[Syscall] = &[
     raw!(70, msgrcv, Simulate, G::IPC),
     raw!(71, msgctl, Simulate, G::IPC),
     sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl), arg: Hex], Int, Execute, G::DESC, E::Fcntl),
-    sys!(73, flock, [fd: Fd, operation: Flags(F::Flock)], Int, Execute, G::DESC),
+    sys!(73, flock, [fd: Fd, operation: Flags(F::Flock)], Int, Simulate, G::DESC),
     sys!(74, fsync, [fd: Fd], Int, Execute, G::DESC),
     sys!(75, fdatasync, [fd: Fd], Int, Execute, G::DESC),
     sys!(76, truncate, [path: Path, length: Offset], Int, Execute, G::FILE),

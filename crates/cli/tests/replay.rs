@@ -894,6 +894,29 @@ fn file_operations_by_descriptor_replay_clean() {
     }
 }
 
+/// Processes taking turns on a counter file under `flock`, open file
+/// description locks and `lockf` (see `tests/programs/locks.c`). Replay
+/// runs every process in one, so an executed `flock` blocked the replay
+/// thread whose lock another thread held, while that one waited for its
+/// turn: the replay hung (found with `flock(1)` in a shell loop).
+#[test]
+fn processes_taking_turns_under_file_locks_replay_clean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = program(tmp.path(), "locks");
+    for backend in ["ptrace", "auto"] {
+        let work = tmp.path().join(format!("work-{backend}"));
+        std::fs::create_dir_all(&work).unwrap();
+        let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
+        for name in ["flock.count", "ofd.count", "lockf.count"] {
+            let count = std::fs::read_to_string(work.join(name)).unwrap_or_default();
+            assert_eq!(count, "200\n", "{name} under {backend}");
+        }
+        for order in ["overlap", "strict"] {
+            replay_clean(tmp.path(), &trace, &["--order", order]);
+        }
+    }
+}
+
 /// Processes that come and go fast (see `tests/programs/spawns.c`). Found
 /// with `go build`: the ptrace recorder once recorded a second start for a
 /// child whose stops came before its parent's fork event, and replay
