@@ -917,6 +917,31 @@ fn processes_taking_turns_under_file_locks_replay_clean() {
     }
 }
 
+/// Pipes opened again by name: bash's process substitution hands
+/// `join <(sort a) <(sort b)` the names `/dev/fd/63` and `/dev/fd/62`,
+/// and `cat /dev/stdin` reopens its standard input. Replay once
+/// simulated those opens and their reads, so the real writers (sort,
+/// 1.3 MB each, more than a replayed pipe holds) stood 10 s on a full
+/// pipe and their writes were not issued.
+#[test]
+fn pipes_opened_by_their_dev_fd_names_replay_clean() {
+    for tool in ["bash", "seq", "sort", "join", "cat"] {
+        require(tool);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let script = "seq 1 200000 > a && seq 100000 300000 > b && \
+                  join <(sort a) <(sort b) > joined && \
+                  sort -r a | cat /dev/stdin > reversed && cat /dev/stdin < b > copy";
+    for backend in ["ptrace", "auto"] {
+        let trace = record_with(tmp.path(), &work, backend, &["bash", "-c", script]);
+        let joined = std::fs::read_to_string(work.join("joined")).unwrap_or_default();
+        assert_eq!(joined.lines().count(), 100_001, "join under {backend}");
+        replay_clean(tmp.path(), &trace, &[]);
+    }
+}
+
 /// Processes that come and go fast (see `tests/programs/spawns.c`). Found
 /// with `go build`: the ptrace recorder once recorded a second start for a
 /// child whose stops came before its parent's fork event, and replay

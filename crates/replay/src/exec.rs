@@ -300,8 +300,24 @@ struct Out {
 }
 
 /// The descriptor a `/proc/{self,thread-self,PID,PID/task/TID}/fd/N`
-/// path of the calling thread names, and what follows it.
+/// path of the calling thread names, and what follows it. `/dev/fd/N`
+/// and `/dev/std{in,out,err}` are links to such paths (bash's process
+/// substitution hands `join <(sort a) <(sort b)` the names
+/// `/dev/fd/63` and `/dev/fd/62`).
 fn proc_fd_link(path: &[u8], tgid: u32, tid: u32) -> Option<(i32, &[u8])> {
+    if let Some(rest) = path.strip_prefix(b"/dev/") {
+        let (name, rest) = split_component(rest);
+        return match name {
+            b"stdin" => Some((0, rest)),
+            b"stdout" => Some((1, rest)),
+            b"stderr" => Some((2, rest)),
+            b"fd" => {
+                let (number, rest) = split_component(rest);
+                Some((std::str::from_utf8(number).ok()?.parse().ok()?, rest))
+            }
+            _ => None,
+        };
+    }
     let rest = path.strip_prefix(b"/proc/")?;
     let (who, rest) = split_component(rest);
     let rest = match who {
@@ -417,7 +433,6 @@ fn errno_of(e: &io::Error) -> i64 {
     -i64::from(e.raw_os_error().unwrap_or(libc::EIO))
 }
 
-/// Issues a raw system call; errors come back as `-errno`.
 /// Bytes a replayed pipe holds at least.
 const PIPE_ROOM: usize = 1 << 20;
 
@@ -1597,6 +1612,9 @@ impl Thread<'_> {
                 (word(0) as i32, word(1) as u32)
             }
         };
+        if let Some(pipe) = self.whole_fd_link(ev, path_arg).filter(|fd| is_fifo(fd)) {
+            return self.reopen_pipe(ev, &pipe, flags);
+        }
         let full = match self.full_path(ev, row, path_arg) {
             Ok(f) => f,
             Err(e) => return Outcome::Executed(verify::ret(Ret::Fd, expected, e)),
@@ -1646,6 +1664,32 @@ impl Thread<'_> {
                 0
             }
             Err(e) => errno_of(&e),
+        };
+        Outcome::Executed(verify::ret(Ret::Fd, expected, got))
+    }
+
+    /// Opens a pipe again by its `/proc/self/fd/N` or `/dev/fd/N` name: a
+    /// new description of the same pipe, either end whatever `N` was, as
+    /// the kernel does. The path opened is the replay's own descriptor's,
+    /// never one the trace names; a simulated read of a pipe a real
+    /// writer fills would leave the writer blocked.
+    fn reopen_pipe(&mut self, ev: &SyscallEvent, pipe: &OwnedFd, flags: i32) -> Outcome {
+        let expected = Self::expected(ev);
+        let own = format!("/proc/self/fd/{}\0", pipe.as_raw_fd());
+        // SAFETY: a NUL-terminated path; the descriptor returned is owned
+        // below.
+        let fd = unsafe { libc::open(own.as_ptr().cast(), flags, 0) };
+        let got = if fd < 0 {
+            errno_of(&io::Error::last_os_error())
+        } else {
+            // SAFETY: `fd` was just opened and nothing else owns it.
+            let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+            if expected >= 0 {
+                let mut e = FdEntry::real(fd, flags & libc::O_CLOEXEC != 0, Vec::new(), true);
+                e.set_status_flags(flags);
+                install(&mut lock(&self.proc.fds), expected as i32, e, ev);
+            }
+            0
         };
         Outcome::Executed(verify::ret(Ret::Fd, expected, got))
     }
@@ -2061,5 +2105,10 @@ mod tests {
         assert_eq!(proc_fd_link(b"/proc/9/fd/3", 7, 8), None);
         assert_eq!(proc_fd_link(b"/proc/self/fdinfo/3", 7, 8), None);
         assert_eq!(proc_fd_link(b"/proc/self/fd/x", 7, 8), None);
+        assert_eq!(proc_fd_link(b"/dev/fd/63", 7, 8), Some((63, &b""[..])));
+        assert_eq!(proc_fd_link(b"/dev/stdout", 7, 8), Some((1, &b""[..])));
+        assert_eq!(proc_fd_link(b"/dev/stdin/x", 7, 8), Some((0, &b"x"[..])));
+        assert_eq!(proc_fd_link(b"/dev/null", 7, 8), None);
+        assert_eq!(proc_fd_link(b"/dev/fd", 7, 8), None);
     }
 }
