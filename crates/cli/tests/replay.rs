@@ -942,6 +942,47 @@ fn pipes_opened_by_their_dev_fd_names_replay_clean() {
     }
 }
 
+/// Device nodes a program makes (`tar` extracting a root file system as
+/// root): replay makes them inert, numbered 0:0, so they have the
+/// recorded type and mode and reach no device, and simulates calls
+/// through them. Until 2026-11-27 they were not made at all: `echo x >
+/// nul` then made a regular file, and 7 calls and 2 paths mismatched.
+#[test]
+fn device_nodes_replay_inert() {
+    // SAFETY: geteuid cannot fail.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test records mknod of device nodes: run it as root"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let script =
+        "umask 022 && mknod nul c 1 3 && mknod blk b 7 0 && echo x > nul && cat nul > got && \
+                  stat -c '%F %a' nul blk > types && ls -l > listing";
+    for backend in ["ptrace", "auto"] {
+        let trace = record_with(tmp.path(), &work, backend, &["sh", "-c", script]);
+        let types = std::fs::read_to_string(work.join("types")).unwrap_or_default();
+        assert_eq!(
+            types, "character special file 644\nblock special file 644\n",
+            "{backend}"
+        );
+        let root = tmp.path().join("root");
+        let _ = std::fs::remove_dir_all(&root);
+        replay_clean_at(&root, &trace, &[]);
+        use std::os::unix::fs::MetadataExt;
+        let inside = root.join(work.strip_prefix("/").unwrap());
+        for node in ["nul", "blk"] {
+            let m = std::fs::symlink_metadata(inside.join(node)).unwrap();
+            assert_eq!(m.rdev(), 0, "{node} under {backend} reaches a device");
+        }
+        for node in ["nul", "blk"] {
+            std::fs::remove_file(work.join(node)).unwrap();
+        }
+    }
+}
+
 /// Processes that come and go fast (see `tests/programs/spawns.c`). Found
 /// with `go build`: the ptrace recorder once recorded a second start for a
 /// child whose stops came before its parent's fork event, and replay

@@ -16,7 +16,8 @@ pub struct PrepareReport {
     pub paths: u64,
     /// Bytes of file contents written.
     pub bytes: u64,
-    /// Sockets and device nodes not created (replay never creates devices).
+    /// Sockets, and device nodes when not root, not created (root makes
+    /// device nodes inert, numbered 0:0).
     pub skipped_special: u64,
     /// Owners not set because the replayer is not root.
     pub owners_skipped: u64,
@@ -208,6 +209,21 @@ impl<'r> Preparer<'r> {
                 if !exists {
                     // SAFETY: as above.
                     cvt(unsafe { libc::mknodat(dfd, name.as_ptr(), libc::S_IFIFO | 0o600, 0) })?;
+                }
+                // SAFETY: as above.
+                cvt(unsafe { libc::fchmodat(dfd, name.as_ptr(), s.mode, 0) })?;
+            }
+            FileKind::CharDevice | FileKind::BlockDevice if self.is_root => {
+                if !exists {
+                    let ty = if s.kind == FileKind::CharDevice {
+                        libc::S_IFCHR
+                    } else {
+                        libc::S_IFBLK
+                    };
+                    // Device number 0:0, which no driver serves: the node
+                    // has the recorded type and mode but reaches no device.
+                    // SAFETY: as above.
+                    cvt(unsafe { libc::mknodat(dfd, name.as_ptr(), ty | 0o600, 0) })?;
                 }
                 // SAFETY: as above.
                 cvt(unsafe { libc::fchmodat(dfd, name.as_ptr(), s.mode, 0) })?;

@@ -820,8 +820,18 @@ impl Thread<'_> {
                     let mode = raw as u32;
                     let ty = mode & libc::S_IFMT;
                     if ty == libc::S_IFCHR || ty == libc::S_IFBLK {
-                        // Device nodes could reach the host's devices.
-                        return self.simulate(ev, row);
+                        // A device node could reach a host device: it is
+                        // made inert, numbered 0:0, which no driver
+                        // serves (opening it fails with ENXIO, and replay
+                        // simulates its use; see `open`). Only root may
+                        // make one at all.
+                        // SAFETY: geteuid cannot fail.
+                        if unsafe { libc::geteuid() } != 0 {
+                            return self.simulate(ev, row);
+                        }
+                        if let Some(dev) = params.iter().position(|p| p.name == "dev") {
+                            a[dev] = 0;
+                        }
                     }
                     let umask = lock(&self.proc.fs).umask;
                     a[i] = u64::from(mode & !umask);
@@ -1640,7 +1650,8 @@ impl Thread<'_> {
             Err(e)
                 if e.raw_os_error() == Some(libc::ENOENT)
                     && flags & libc::O_NOFOLLOW == 0
-                    && self.root.links_into_pseudo(&full) =>
+                    && self.root.links_into_pseudo(&full)
+                    || e.raw_os_error() == Some(libc::ENXIO) && self.is_inert_device(&full) =>
             {
                 if expected >= 0 {
                     let e = FdEntry::simulated(full, flags & libc::O_CLOEXEC != 0);
@@ -1666,6 +1677,19 @@ impl Thread<'_> {
             Err(e) => errno_of(&e),
         };
         Outcome::Executed(verify::ret(Ret::Fd, expected, got))
+    }
+
+    /// Whether `path` in DIR is a device node, which replay makes inert
+    /// (see `mknod` in `execute`): calls through it are simulated.
+    fn is_inert_device(&self, path: &[u8]) -> bool {
+        self.root
+            .locate(path, true)
+            .ok()
+            .and_then(|fd| crate::state::stat_of(&fd))
+            .is_some_and(|st| {
+                let ty = st.st_mode & libc::S_IFMT;
+                (ty == libc::S_IFCHR || ty == libc::S_IFBLK) && st.st_rdev == 0
+            })
     }
 
     /// Opens a pipe again by its `/proc/self/fd/N` or `/dev/fd/N` name: a
