@@ -165,3 +165,62 @@ fn a_buffer_larger_than_the_ring_is_complete() {
         "every pwrite and pread"
     );
 }
+
+/// A large shared mapping of which the program touched three pages (LMDB
+/// maps its whole map size): its `msync` and `munmap` captures hold those
+/// pages, and the untouched ones cost no ring space. The recorder once
+/// reserved ring space for every page before finding it untouched, and
+/// such reservations fill the ring until read past: a 64 MiB mapping lost
+/// records through the default 32 MiB ring.
+#[test]
+fn a_large_mapping_touched_in_a_few_pages_loses_nothing() {
+    const SIZE: u64 = 64 << 20;
+    let tmp = tempfile::tempdir().expect("temporary directory");
+    let (result, trace) = record_through_small_ring(tmp.path(), "sparsemap", &[SIZE]);
+    let summary = result.expect("recorded without loss");
+    assert_eq!(
+        summary.root_status,
+        Some(reanimator_trace::ExitStatus::Exited(0))
+    );
+    let pages = [0, SIZE / 4096 / 2, SIZE / 4096 - 1];
+    let mut reader = Reader::open(&trace, ReadOptions { data: true }).expect("trace opens");
+    let mut checked = Vec::new();
+    while let Some(r) = reader.next_record().expect("trace reads") {
+        let Record::Syscall(e) = r else { continue };
+        if !matches!(e.nr as i64, libc::SYS_msync | libc::SYS_munmap) || e.args[1] != SIZE {
+            continue;
+        }
+        // One run per touched page, each a whole page of its bytes.
+        let mut runs: Vec<(u64, Vec<u8>)> = e
+            .captures
+            .iter()
+            .map(|c| {
+                (
+                    u64::from(c.elem),
+                    c.data.as_deref().unwrap_or_default().to_vec(),
+                )
+            })
+            .collect();
+        runs.sort();
+        let got: Vec<u64> = runs.iter().map(|(p, _)| *p).collect();
+        assert_eq!(got, pages, "pages captured at call {}", e.seq);
+        for (page, data) in &runs {
+            let first = if *page == 0 && e.nr as i64 == libc::SYS_munmap {
+                0xee
+            } else {
+                ((page & 0xff) as u8).wrapping_add(1)
+            };
+            assert_eq!(data.len(), 4096, "page {page} at call {}", e.seq);
+            assert_eq!(data[0], first, "page {page} at call {}", e.seq);
+            assert!(
+                data[1..]
+                    .iter()
+                    .all(|&b| b == ((page & 0xff) as u8).wrapping_add(1)),
+                "page {page} at call {}",
+                e.seq
+            );
+        }
+        checked.push(e.nr as i64);
+    }
+    assert_eq!(checked, [libc::SYS_msync, libc::SYS_munmap]);
+}

@@ -583,6 +583,16 @@ static long run_cb(__u64 i, struct runs *r)
 		return 1;
 	__u64 left = r->c.want - off;
 	__u32 n = left > 4096 ? 4096 : left;
+	/* Asked before reserving: a discarded reservation keeps its ring
+	 * space until the recorder reads past it, so reserving for every
+	 * page of a large mapping most of which the process never touched
+	 * (LMDB maps its whole 64 MiB map size) filled the ring with
+	 * nothing and lost records. */
+	char probe;
+	if (bpf_probe_read_user(&probe, 1, (void *)(r->c.addr + off))) {
+		r->in_run = 0;
+		return 0;
+	}
 	struct bpf_dynptr d;
 	if (!reserve_dynptr(&d, sizeof(struct rec_capture) + n))
 		return 1;
