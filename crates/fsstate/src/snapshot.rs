@@ -146,6 +146,9 @@ impl Snapshotter {
             self.seen.insert(b"/".to_vec(), k);
         }
         let mut pending: VecDeque<Vec<u8>> = components(abs_path);
+        // `/` itself, or a path that climbs back with a final `..`, ends
+        // at a directory no step below lists: it is listed after them.
+        let ends_climbing = pending.back().is_none_or(|c| c == b"..");
         let mut cur: Vec<u8> = Vec::new();
         let mut hops = 0;
         while let Some(c) = pending.pop_front() {
@@ -215,6 +218,10 @@ impl Snapshotter {
                 }
                 _ => cur = cand,
             }
+        }
+        if ends_climbing && need == Need::Entries {
+            let dir = if cur.is_empty() { b"/".to_vec() } else { cur };
+            self.list(&dir, next_seq, time_ns, out);
         }
     }
 
@@ -467,12 +474,7 @@ fn entries(dir: &[u8]) -> impl Iterator<Item = Vec<u8>> + '_ {
         .into_iter()
         .flatten()
         .flatten()
-        .map(move |e| {
-            let mut path = dir.to_vec();
-            path.push(b'/');
-            path.extend_from_slice(e.file_name().as_bytes());
-            path
-        })
+        .map(move |e| join(dir, e.file_name().as_bytes()))
 }
 
 /// The non-empty, non-`.` components of a path.

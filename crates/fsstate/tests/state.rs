@@ -218,6 +218,32 @@ fn a_directory_opened_for_reading_keeps_its_entries() {
     assert_eq!(std::fs::read(inside.join("f")).unwrap(), b"contents");
 }
 
+/// A directory reached by climbing back (`d/sub/..`, as `ls ..` names
+/// it) or `/` itself is listed as well: no step along the path ends at
+/// it, and once neither was (`ls /` replayed with most of `/` missing).
+#[test]
+fn a_directory_reached_by_dot_dot_or_the_root_keeps_its_entries() {
+    let src = tempfile::tempdir().unwrap();
+    let d = src.path().join("d");
+    std::fs::create_dir_all(d.join("sub")).unwrap();
+    std::fs::write(d.join("f"), b"contents").unwrap();
+    let mut snap = Snapshotter::new(SnapshotPolicy::Contents).unwrap();
+    let mut records = Vec::new();
+    touch(&mut snap, &mut records, &[&d.join("sub/..")], Need::Entries);
+    let has = |records: &[Record], p: &Path| {
+        states(records)
+            .iter()
+            .any(|s| s.path == p.as_os_str().as_bytes())
+    };
+    assert!(has(&records, &d.join("f")), "d listed through sub/..");
+
+    touch(&mut snap, &mut records, &[Path::new("/")], Need::Entries);
+    for entry in std::fs::read_dir("/").unwrap() {
+        let p = entry.unwrap().path();
+        assert!(has(&records, &p), "{} listed", p.display());
+    }
+}
+
 #[test]
 fn hostile_paths_resolve_inside_the_root() {
     let dir = tempfile::tempdir().unwrap();
