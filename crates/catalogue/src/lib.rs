@@ -997,6 +997,10 @@ pub fn by_nr(nr: u32) -> Option<&'static Syscall> {
 /// bytes.
 pub const FICLONE: u64 = 0x4004_9409;
 
+/// `TIOCGPTPEER`, the `ioctl` request that opens a pseudo-terminal's
+/// other end and returns a new descriptor.
+pub const TIOCGPTPEER: u64 = 0x5441;
+
 /// The row for one call with arguments `args`: for an `ioctl` whose
 /// request the catalogue knows, that request's row (its arguments shown
 /// and replayed as what they are), else [`by_nr`]'s row. Whatever shows,

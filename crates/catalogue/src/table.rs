@@ -477,6 +477,12 @@ pub(crate) static IOCTLS: &[(u64, Syscall)] = &[
         crate::FICLONE,
         sys!(16, ioctl, [fd: Fd, request: Flags(F::Ioctl), src_fd: Fd], Int, Execute, G::DESC, E::Clone),
     ),
+    // script, tmux, expect: a pseudo-terminal's other end, opened from
+    // its master and returned as a new descriptor.
+    (
+        crate::TIOCGPTPEER,
+        sys!(16, ioctl, [fd: Fd, request: Flags(F::Ioctl), flags: Flags(F::Open)], Fd, Simulate, G::DESC),
+    ),
 ];
 
 /// Pseudo-calls: what the kernel does with no system call that a trace

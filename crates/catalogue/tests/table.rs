@@ -3,7 +3,7 @@
 
 use reanimator_catalogue::{
     all, by_call, by_name, by_nr, ioctl_requests, Dir, Effect, FlagSet, Group, Ids, Kind, Len,
-    Replay, StructType, Which, FICLONE,
+    Replay, Ret, StructType, Which, FICLONE, TIOCGPTPEER,
 };
 
 /// Every syscall libc knows on x86_64, with its number.
@@ -1092,6 +1092,12 @@ fn ioctl_request_rows_refine_without_capturing_more() {
         by_name("read").unwrap()
     ));
     assert_eq!(FlagSet::Ioctl.decode(FICLONE), "FICLONE");
+    // A pseudo-terminal's other end is a new descriptor, close-on-exec
+    // when its flags say so.
+    let peer = by_call(16, &[3, TIOCGPTPEER, 0x102, 0, 0, 0]).unwrap();
+    assert_eq!(peer.ret, Ret::Fd);
+    assert!(!peer.cloexec(&[3, TIOCGPTPEER, 0x102, 0, 0, 0]));
+    assert!(peer.cloexec(&[3, TIOCGPTPEER, 0x80102, 0, 0, 0]));
 }
 
 #[test]

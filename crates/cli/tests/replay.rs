@@ -983,6 +983,30 @@ fn device_nodes_replay_inert() {
     }
 }
 
+/// A session on a pseudo-terminal: `script` opens `/dev/ptmx`, takes the
+/// terminal's other end with `ioctl(TIOCGPTPEER)`, which returns a new
+/// descriptor, and its child makes that its standard input and output.
+/// Replay did not know the descriptor, and the child's `dup2`s of it
+/// failed with `EBADF` (eBPF recordings; found by a QA sweep).
+#[test]
+fn a_pseudo_terminal_session_replays_clean() {
+    require("script");
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    for backend in ["ptrace", "auto"] {
+        let trace = record_with(
+            tmp.path(),
+            &work,
+            backend,
+            &["script", "-qc", "echo hi; ls / > listing", "typescript"],
+        );
+        let text = dump(&trace);
+        assert!(text.contains("TIOCGPTPEER"), "{backend}:\n{text}");
+        replay_clean(tmp.path(), &trace, &[]);
+    }
+}
+
 /// Processes that come and go fast (see `tests/programs/spawns.c`). Found
 /// with `go build`: the ptrace recorder once recorded a second start for a
 /// child whose stops came before its parent's fork event, and replay
