@@ -1007,6 +1007,52 @@ fn a_pseudo_terminal_session_replays_clean() {
     }
 }
 
+/// A command whose output was redirected into a file it also names
+/// (`reanimator record -- build > build.log`, and the build lists its
+/// directory): replay writes the output into that file again, from the
+/// state it had before the command ran. Before, the output went nowhere
+/// and the file's listing was recorded after the command had written to
+/// it: a mismatched `stat` and a final state that differed.
+#[test]
+fn output_redirected_into_a_file_the_command_names_replays_clean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("app.log"), "from before\n").unwrap();
+    let trace = tmp.path().join("t.rtr");
+    for backend in ["ptrace", "auto"] {
+        let script = format!(
+            "{} record --force --backend {backend} -o {} -- \
+             sh -c 'echo one; ls -la; echo two; stat -c %s build.log app.log' \
+             > build.log && \
+             {} record --force --backend {backend} -o {}.append -- sh -c 'echo more; ls -l' >> app.log",
+            bin(),
+            trace.display(),
+            bin(),
+            trace.display()
+        );
+        let rec = output_within(
+            Command::new("sh").current_dir(&work).args(["-c", &script]),
+            Duration::from_secs(300),
+        );
+        assert!(rec.status.success(), "{backend}: {}", show(&rec));
+        for (t, file) in [
+            (trace.clone(), "build.log"),
+            (trace.with_extension("rtr.append"), "app.log"),
+        ] {
+            let root = tmp.path().join("root");
+            let _ = std::fs::remove_dir_all(&root);
+            replay_clean_at(&root, &t, &[]);
+            let replayed = root.join(work.strip_prefix("/").unwrap()).join(file);
+            assert_eq!(
+                std::fs::read(&replayed).unwrap(),
+                std::fs::read(work.join(file)).unwrap(),
+                "{file} under {backend}"
+            );
+        }
+    }
+}
+
 /// Processes that come and go fast (see `tests/programs/spawns.c`). Found
 /// with `go build`: the ptrace recorder once recorded a second start for a
 /// child whose stops came before its parent's fork event, and replay

@@ -16,10 +16,10 @@ use reanimator_catalogue::{self as catalogue, Effect};
 use reanimator_fsstate::{Need, Snapshotter};
 use reanimator_record::mappings::SharedMappings;
 use reanimator_record::{
-    clear_stop_request, exit_status, fork_stopped, now_ns, process_start, read_mem, spawned_start,
-    status, stop_requested, task_ids, touched_paths, watch_stop_signals, with_writer_thread,
-    CaptureCounts, Captures, ChildSetup, DataPolicy, Error, LeftBehind, RecordSummary, SavedState,
-    Sink, SnapshotPolicy, Status, Target, CAPTURE_MAX,
+    clear_stop_request, exit_status, fork_stopped, inherited_outputs, now_ns, process_start,
+    read_mem, spawned_start, status, stop_requested, task_ids, touched_paths, watch_stop_signals,
+    with_writer_thread, CaptureCounts, Captures, ChildSetup, DataPolicy, Error, LeftBehind,
+    RecordSummary, SavedState, Sink, SnapshotPolicy, Status, Target, CAPTURE_MAX,
 };
 use reanimator_trace::{
     CaptureHead, CaptureStatus, ExitStatus, Loss, ProcessExit, ProcessStart, Record, Role,
@@ -477,6 +477,9 @@ impl<'s> Recorder<'s, '_, '_> {
         let mut start = spawned_start(pid, seq, program, argv, env)?;
         if self.gate.is_some() {
             start.fds.retain(|f| !is_gate_fd(f.fd));
+        }
+        for path in inherited_outputs(&start) {
+            self.snapshot(&path, Need::Contents)?;
         }
         self.started(start)?;
         self.guard(Ending::Kill {

@@ -23,17 +23,17 @@ use std::thread::Thread;
 use std::time::{Duration, Instant};
 
 use reanimator_catalogue::{self as catalogue, Kind};
-use reanimator_fsstate::{SnapshotPolicy, Snapshotter};
+use reanimator_fsstate::{Need, SnapshotPolicy, Snapshotter};
 use reanimator_trace::{
     ExitStatus, ProcessExit, ProcessStart, Record, Role, SignalDelivery, StartCause, SyscallExit,
     SyscallHead, Writer,
 };
 
 use reanimator_record::{
-    clear_stop_request, exit_status, fork_stopped, install_handler, now_ns, process_start,
-    spawned_start, stop_requested, task_ids, touched_paths, watch_stop_signals, with_writer_thread,
-    CaptureCounts, Captures, DataPolicy, Error, LeftBehind, RecordSummary, SavedState, Sink,
-    Target,
+    clear_stop_request, exit_status, fork_stopped, inherited_outputs, install_handler, now_ns,
+    process_start, spawned_start, stop_requested, task_ids, touched_paths, watch_stop_signals,
+    with_writer_thread, CaptureCounts, Captures, DataPolicy, Error, LeftBehind, RecordSummary,
+    SavedState, Sink, Target,
 };
 
 use crate::capture::{capture, CallView};
@@ -479,6 +479,11 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
         let start = spawned_start(pid, seq, program, argv, env)?;
         {
             let mut c = self.shared.lock();
+            for path in inherited_outputs(&start) {
+                self.shared.write_states(&mut c, |snap, seq, out| {
+                    snap.touch(&path, Need::Contents, seq, now_ns(), out)
+                })?;
+            }
             c.options = options;
             c.root = Some(pid);
             c.own_sigcont = Some(pid);

@@ -14,7 +14,7 @@ mod process;
 mod procfs;
 mod sink;
 
-use std::ffi::{CString, OsString};
+use std::ffi::{CString, OsStr, OsString};
 use std::io;
 use std::ops::Range;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -278,6 +278,23 @@ pub fn now_ns() -> u64 {
     // SAFETY: clock_gettime fills the local timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The files a spawned command inherited open for writing only
+/// (`cmd > build.log`), which it writes to through no call that names
+/// them. Both recorders record their state before the command runs: a
+/// later call naming one (`ls -la`, `git status`) would otherwise record
+/// it after the command had written to it, and replay, which writes the
+/// command's output into such a file again, would start from that.
+pub fn inherited_outputs(start: &reanimator_trace::ProcessStart) -> Vec<Vec<u8>> {
+    start
+        .fds
+        .iter()
+        .filter(|f| f.flags as i32 & libc::O_ACCMODE == libc::O_WRONLY)
+        .filter(|f| f.target.first() == Some(&b'/') && !reanimator_fsstate::is_pseudo(&f.target))
+        .filter(|f| std::fs::metadata(OsStr::from_bytes(&f.target)).is_ok_and(|m| m.is_file()))
+        .map(|f| f.target.clone())
+        .collect()
 }
 
 /// The absolute paths a call names (joined with its working directory or

@@ -57,7 +57,7 @@ pub use report::{CallStats, Report, Tally};
 
 use exec::{Acting, Outcome, Thread};
 use order::{AtOffset, CommuteFds, Order, Ticket};
-use state::{lock, Creds, Proc, WeakProc};
+use state::{lock, Creds, FdEntry, Proc, WeakProc};
 
 /// How long a call that only looks and mismatched waits for the calls that
 /// may have come first in the recording, each time before it is issued
@@ -679,7 +679,7 @@ pub fn replay(
                                 .get(&p.tgid)
                                 .and_then(WeakProc::upgrade);
                             let proc = existing.unwrap_or_else(|| {
-                                let fds = p.fds.iter().map(|f| (f.fd, f.target.clone()));
+                                let fds = p.fds.iter().map(|f| (f.fd, FdEntry::inherited(root, f)));
                                 Proc::initial(fds, p.cwd.clone(), p.umask, Some(creds_of(&p)))
                             });
                             lock(&shared.latest).insert(p.tgid, proc.downgrade());

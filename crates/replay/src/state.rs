@@ -9,7 +9,8 @@
 
 use crate::aio::{Context, Contexts};
 use reanimator_catalogue::{Ids, Which};
-use reanimator_trace::SyscallEvent;
+use reanimator_fsstate::{is_pseudo, Root};
+use reanimator_trace::{FdInfo, SyscallEvent};
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -98,6 +99,41 @@ impl FdEntry {
             Target::Real(fd) if flags & libc::O_APPEND != 0 => append_key(fd),
             _ => None,
         };
+    }
+
+    /// The entry for a descriptor the first process had when recording
+    /// began. One only written to, on a regular file replay has in DIR
+    /// (`cmd > log` where the trace also names `log`), is opened there
+    /// again at its recorded offset, so the program's output lands in
+    /// the file the final state checks; before 2026-11-27 it went nowhere
+    /// and the file differed. Anything else (a terminal, a pipe, a file
+    /// read from, a file the trace never names) is simulated.
+    pub fn inherited(root: &Root, fd: &FdInfo) -> Self {
+        let flags = fd.flags as i32;
+        let cloexec = flags & libc::O_CLOEXEC != 0;
+        let target = &fd.target;
+        let is_file = target.first() == Some(&b'/') && !is_pseudo(target);
+        if !is_file || flags & libc::O_ACCMODE != libc::O_WRONLY {
+            return FdEntry::simulated(target.clone(), cloexec);
+        }
+        let reopened = root
+            .open_at(target, libc::O_WRONLY | (flags & libc::O_APPEND), 0)
+            .ok()
+            .filter(|file| {
+                stat_of(file).is_some_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFREG)
+            })
+            .filter(|file| {
+                // SAFETY: lseek on a descriptor we own.
+                unsafe { libc::lseek(file.as_raw_fd(), fd.offset as i64, libc::SEEK_SET) >= 0 }
+            });
+        match reopened {
+            Some(file) => {
+                let mut e = FdEntry::real(file, cloexec, target.clone(), false);
+                e.set_status_flags(flags);
+                e
+            }
+            None => FdEntry::simulated(target.clone(), cloexec),
+        }
     }
 
     /// An entry whose calls are simulated.
@@ -376,14 +412,12 @@ impl Proc {
     /// A process that starts with `fds` (all simulated: inherited
     /// descriptors point outside the replay) in `cwd`, with ids `creds`.
     pub fn initial(
-        fds: impl Iterator<Item = (i32, Vec<u8>)>,
+        fds: impl Iterator<Item = (i32, FdEntry)>,
         cwd: Vec<u8>,
         umask: u32,
         creds: Option<Creds>,
     ) -> Self {
-        let table = fds
-            .map(|(fd, target)| (fd, FdEntry::simulated(target, false)))
-            .collect();
+        let table = fds.collect();
         Proc {
             fds: Arc::new(Mutex::new(table)),
             fs: Arc::new(Mutex::new(FsInfo { cwd, umask })),
