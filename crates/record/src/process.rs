@@ -169,7 +169,9 @@ pub fn fork_stopped(
 }
 
 /// The start record of a command stopped by [`fork_stopped`]: what `/proc`
-/// says, with the executable, argv and environment it is about to exec.
+/// says, with the executable, argv and environment it is about to exec,
+/// and the descriptors it will still have after the exec (the recorder's
+/// own, such as the trace being written, are close-on-exec).
 pub fn spawned_start(
     pid: i32,
     seq: u64,
@@ -182,6 +184,7 @@ pub fn spawned_start(
     start.exe = program.as_bytes().to_vec();
     start.argv = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
     start.env = env.iter().map(|a| a.as_bytes().to_vec()).collect();
+    start.fds.retain(|f| f.flags as i32 & libc::O_CLOEXEC == 0);
     Ok(start)
 }
 
