@@ -37,6 +37,9 @@ programs=(
     "node|node|node -e 'const fs = require(\"fs\"); fs.mkdirSync(\"n\"); for (let i = 0; i < 200; i++) fs.writeFileSync(\"n/f\" + i, \"x\".repeat(i * 100)); fs.renameSync(\"n/f1\", \"n/g1\"); fs.promises.readFile(\"src/nums\").then(b => fs.promises.writeFile(\"copy\", b))'"
     "cmake|cmake ninja cc|mkdir p && cd p && printf 'cmake_minimum_required(VERSION 3.10)\nproject(p C)\nadd_executable(h h.c)\n' > CMakeLists.txt && echo 'int main(void){return 0;}' > h.c && cmake -G Ninja -S . -B b > /dev/null && ninja -C b > /dev/null"
     "cargo|cargo|export CARGO_HOME=\$PWD/ch; cargo new -q --offline cr && cd cr && cargo build -q --offline"
+    "flock|flock|for i in 1 2 3 4; do (for j in \$(seq 1 25); do flock lk sh -c 'n=\$(cat cnt 2>/dev/null || echo 0); echo \$((n + 1)) > cnt'; done) & done; wait"
+    "procsub|join sort|join <(sort src/nums) <(sort -r src/nums | sort) > joined && sort src/services | cat /dev/stdin > sorted"
+    "script|script|script -qc 'ls -la / src > listing' typescript"
 )
 printf '%-10s %-7s %6s %6s %11s %7s\n' program backend status replay mismatches differ
 for entry in "${programs[@]}"; do
