@@ -242,7 +242,16 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
                 snapshot_text(args.snapshot).to_string(),
             ),
         ]
-        .into(),
+        .into_iter()
+        // Where the trace is written: a program that looks at it sees it
+        // grow, which replay does not reproduce (it simulates such calls).
+        .chain(
+            std::path::absolute(&output)
+                .ok()
+                .and_then(|p| p.to_str().map(str::to_string))
+                .map(|p| ("output".to_string(), p)),
+        )
+        .collect(),
         syscalls: reanimator_catalogue::all()
             .iter()
             .chain(reanimator_catalogue::pseudo_calls())

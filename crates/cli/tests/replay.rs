@@ -1053,6 +1053,46 @@ fn output_redirected_into_a_file_the_command_names_replays_clean() {
     }
 }
 
+/// A program that looks at the trace being written (it is written in the
+/// current directory by default, which a build lists): replay simulates
+/// the calls naming it, and the final state leaves it out. Before, the
+/// trace's size at a listing was prepared, later `stat`s of it mismatched
+/// and the final state differed in it (`java M.java` stats its
+/// directory's files).
+#[test]
+fn a_program_looking_at_its_own_trace_replays_clean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    for backend in ["ptrace", "auto"] {
+        let rec = output_within(
+            Command::new(bin())
+                .current_dir(&work)
+                .args([
+                    "record",
+                    "--force",
+                    "--backend",
+                    backend,
+                    "-o",
+                    "own.rtr",
+                    "--",
+                ])
+                .args([
+                    "sh",
+                    "-c",
+                    "ls -la > listing; seq 1 50000 > nums; stat -c %s own.rtr > size; \
+                     head -c 64 own.rtr > head; ls -la > listing2",
+                ])
+                .stdin(Stdio::null()),
+            Duration::from_secs(300),
+        );
+        assert!(rec.status.success(), "{backend}: {}", show(&rec));
+        let trace = tmp.path().join("own.rtr");
+        std::fs::rename(work.join("own.rtr"), &trace).unwrap();
+        replay_clean(tmp.path(), &trace, &[]);
+    }
+}
+
 /// Processes that come and go fast (see `tests/programs/spawns.c`). Found
 /// with `go build`: the ptrace recorder once recorded a second start for a
 /// child whose stops came before its parent's fork event, and replay

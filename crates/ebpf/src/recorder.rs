@@ -84,7 +84,10 @@ pub(crate) fn run<W: Write + Send>(
             return Err(e);
         }
     };
-    let snap = Snapshotter::new(snapshot).map_err(Error::Ptrace)?;
+    let mut snap = Snapshotter::new(snapshot).map_err(Error::Ptrace)?;
+    if let Some(own) = writer.path() {
+        snap.leave_out(own.as_os_str().as_encoded_bytes());
+    }
     with_writer_thread(writer, |sink| {
         let (root, gate) = match spawned {
             Some((pid, gate)) => (Some(pid), gate),

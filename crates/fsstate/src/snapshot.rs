@@ -77,6 +77,8 @@ pub struct Snapshotter {
     /// Files with several names (hard links) recorded: their link number
     /// and whether their contents were recorded (under any name).
     inodes: HashMap<Inode, (u64, bool)>,
+    /// The trace being written ([`Snapshotter::leave_out`]).
+    own_output: Option<Vec<u8>>,
     /// Before-states recorded.
     pub paths: u64,
     /// Content bytes recorded.
@@ -98,6 +100,7 @@ impl Snapshotter {
             unread: HashSet::new(),
             queried: HashMap::new(),
             inodes: HashMap::new(),
+            own_output: None,
             paths: 0,
             bytes: 0,
             unreadable: 0,
@@ -130,6 +133,9 @@ impl Snapshotter {
             return;
         }
         let name = join(b"/", abs_path);
+        if self.own_output.as_ref() == Some(&name) {
+            return;
+        }
         let first = self.touched.insert(name.clone());
         let query_only = need == Need::Query && (first || self.queried.contains_key(&name));
         if !query_only {
@@ -283,6 +289,15 @@ impl Snapshotter {
                 }
             }
         }
+    }
+
+    /// Leaves `path`, the trace being written, out of the file states: it
+    /// grows as the program runs, so no state of it is the program's. A
+    /// listing of its directory still records it, without contents, so
+    /// replay lists the directory with it; replay simulates the calls that
+    /// name it, and the final state does not check it.
+    pub fn leave_out(&mut self, path: &[u8]) {
+        self.own_output = Some(join(b"/", path));
     }
 
     /// Records the entries of directory `dir` the trace has not named.

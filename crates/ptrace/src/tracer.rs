@@ -307,14 +307,18 @@ pub(crate) fn run<W: Write + Send>(
     snapshot: SnapshotPolicy,
     writer: &mut Writer<W>,
 ) -> Result<RecordSummary, Error> {
-    with_writer_thread(writer, |sink| trace(target, policy, cpus, snapshot, sink))
+    let mut snap = Snapshotter::new(snapshot).map_err(Error::Ptrace)?;
+    if let Some(own) = writer.path() {
+        snap.leave_out(own.as_os_str().as_encoded_bytes());
+    }
+    with_writer_thread(writer, |sink| trace(target, policy, cpus, snap, sink))
 }
 
 fn trace(
     target: &Target,
     policy: DataPolicy,
     cpus: &[usize],
-    snapshot: SnapshotPolicy,
+    snap: Snapshotter,
     sink: &mut Sink<'_>,
 ) -> Result<RecordSummary, Error> {
     let _restore = SavedState::save();
@@ -329,7 +333,7 @@ fn trace(
         common: Mutex::new(Common {
             sink,
             summary: RecordSummary::default(),
-            snap: Snapshotter::new(snapshot).map_err(Error::Ptrace)?,
+            snap,
             maps: SharedMappings::default(),
             rings: Rings::default(),
             root: None,

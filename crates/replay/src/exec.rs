@@ -94,6 +94,10 @@ pub(crate) struct Thread<'a> {
     pub rings: &'a uring::Registry,
     /// When each page of a mapped file last had captured bytes stored.
     pub snapshots: &'a crate::state::Snapshots,
+    /// The trace file as the recorder wrote it (its meta's `output`): it
+    /// grew while the program ran, so calls naming it are simulated, as
+    /// pseudo files are.
+    pub own_trace: Option<&'a [u8]>,
     /// The file-system ids this OS thread acts with.
     pub acting: Acting,
     /// Bytes the last executed call moved (its result, when positive): a
@@ -773,7 +777,7 @@ impl Thread<'_> {
                         Ok(f) => f,
                         Err(e) => return self.settle(ev, row, e, &keep, &outs),
                     };
-                    if is_pseudo(&full) {
+                    if self.simulates_path(&full) {
                         return self.simulate(ev, row);
                     }
                     let name = if nofollow {
@@ -1629,7 +1633,7 @@ impl Thread<'_> {
             Ok(f) => f,
             Err(e) => return Outcome::Executed(verify::ret(Ret::Fd, expected, e)),
         };
-        if is_pseudo(&full) {
+        if self.simulates_path(&full) {
             if expected >= 0 {
                 install(
                     &mut lock(&self.proc.fds),
@@ -1677,6 +1681,12 @@ impl Thread<'_> {
             Err(e) => errno_of(&e),
         };
         Outcome::Executed(verify::ret(Ret::Fd, expected, got))
+    }
+
+    /// Whether calls naming `full` are simulated: a pseudo file system's
+    /// path, or the trace itself.
+    fn simulates_path(&self, full: &[u8]) -> bool {
+        is_pseudo(full) || self.own_trace == Some(full)
     }
 
     /// Whether `path` in DIR is a device node, which replay makes inert

@@ -323,6 +323,8 @@ enum Start {
 struct Shared<'a> {
     root: &'a Root,
     opts: &'a Options,
+    /// Where the recorder wrote this trace (see `Thread::own_trace`).
+    own_trace: Option<Vec<u8>>,
     order: Order,
     /// Emulated state waiting for its thread.
     births: Mutex<Births>,
@@ -526,6 +528,11 @@ pub fn replay(
     let shared = Shared {
         root,
         opts,
+        own_trace: reader
+            .meta()
+            .options
+            .get("output")
+            .map(|p| p.as_bytes().to_vec()),
         order: Order::new(opts.order, first_seq),
         births: Mutex::default(),
         births_cv: Condvar::new(),
@@ -790,6 +797,7 @@ fn thread_main(shared: &Shared<'_>, tid: u32, start: Start, rx: Receiver<Vec<Ite
         stalls: &shared.stalls,
         rings: &shared.rings,
         snapshots: &shared.snapshots,
+        own_trace: shared.own_trace.as_deref(),
         acting: Acting::new(),
         moved: 0,
     };

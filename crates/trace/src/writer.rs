@@ -102,6 +102,8 @@ struct PendingBlobs {
 /// writes no end record.
 pub struct Writer<W: Write> {
     out: Option<W>,
+    /// The file written, when [`Writer::create`] made it.
+    path: Option<std::path::PathBuf>,
     opts: WriterOptions,
     next_frame: u64,
     records: Vec<u8>,
@@ -157,7 +159,9 @@ impl Writer<File> {
             file.set_permissions(std::fs::Permissions::from_mode(0o600))
                 .map_err(|e| Error::from(e).in_file(path))?;
         }
-        Writer::new(file, meta, opts).map_err(|e| e.in_file(path))
+        let mut w = Writer::new(file, meta, opts).map_err(|e| e.in_file(path))?;
+        w.path = std::path::absolute(path).ok();
+        Ok(w)
     }
 }
 
@@ -172,6 +176,7 @@ impl<W: Write> Writer<W> {
         ))?;
         let mut w = Writer {
             out: Some(out),
+            path: None,
             opts,
             next_frame: 0,
             records: Vec::new(),
@@ -198,6 +203,13 @@ impl<W: Write> Writer<W> {
         w.next_frame = 1;
         w.out_mut()?.flush()?;
         Ok(w)
+    }
+
+    /// The absolute path of the file written, when [`Writer::create`]
+    /// made it: the recorders leave it out of the program's file states
+    /// (a program listing its directory sees the trace growing).
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
     }
 
     /// Appends one record of any kind.
