@@ -534,6 +534,9 @@ pub enum Effect {
     Sync,
     /// Changes the working directory to its path or descriptor.
     Chdir,
+    /// Changes the process's root directory to its path. Replay does not
+    /// follow it and says so.
+    Chroot,
     /// Removes the directory entry its path names (`unlink`, `unlinkat`,
     /// `rmdir`): the file's contents no longer matter through that name,
     /// so recorders do not record them.

@@ -239,7 +239,7 @@ pub(crate) const TABLE: &[Syscall] = &[
     raw!(158, arch_prctl, Simulate, G::PROCESS),
     raw!(159, adjtimex, Simulate, G::CLOCK),
     raw!(160, setrlimit, Simulate, 0),
-    sys!(161, chroot, [path: Path], Int, Emulate, G::FILE),
+    sys!(161, chroot, [path: Path], Int, Emulate, G::FILE, E::Chroot),
     sys!(162, sync, [], Int, Execute, G::FILE),
     raw!(163, acct, Simulate, G::FILE),
     raw!(164, settimeofday, Simulate, G::CLOCK),

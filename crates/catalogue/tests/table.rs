@@ -729,6 +729,7 @@ fn effects_have_the_arguments_their_followers_read() {
             Effect::Unmap | Effect::Sync => matches!(kinds.first(), Some(Kind::Mapped { .. })),
             Effect::Remap | Effect::Umask | Effect::Exec | Effect::EndProcess => !kinds.is_empty(),
             Effect::Chdir => kinds == [Kind::Path] || kinds == [Kind::Fd],
+            Effect::Chroot => kinds == [Kind::Path],
             Effect::Move => kinds.iter().filter(|k| **k == Kind::Path).count() == 2,
             Effect::Remove => kinds.iter().filter(|k| **k == Kind::Path).count() == 1,
             Effect::Clone => kinds.first() == Some(&Kind::Fd) && kinds.last() == Some(&Kind::Fd),

@@ -1531,3 +1531,35 @@ fn io_uring_completions_sharing_a_user_data_match_by_their_data() {
     let (report, lines) = run(&s, root.path());
     assert!(report.is_clean(), "{lines:?}\n{}", report.table());
 }
+
+#[test]
+fn a_chroot_that_replay_does_not_follow_is_counted_with_its_reason() {
+    let root = tempfile::tempdir().unwrap();
+    let mut s = Script::new("/");
+    s.call("mkdir", &[P, 0o755], 0, &[(0, Role::Entry, b"/jail")])
+        .call("chroot", &[P], 0, &[(0, Role::Entry, b"/jail")])
+        // One that failed changed nothing: its result is simply replayed.
+        .call(
+            "chroot",
+            &[P],
+            -i64::from(libc::ENOENT),
+            &[(0, Role::Entry, b"/none")],
+        );
+    let (report, _lines) = run(&s, root.path());
+    let chroot = &report.tally.calls["chroot"];
+    assert_eq!(
+        (chroot.skipped, chroot.simulated),
+        (1, 1),
+        "{}",
+        report.table()
+    );
+    assert!(
+        report
+            .tally
+            .skipped
+            .keys()
+            .any(|why| why.contains("not followed")),
+        "{:?}",
+        report.tally.skipped
+    );
+}
