@@ -26,7 +26,7 @@ mod root;
 mod snapshot;
 mod state;
 
-pub use paths::{is_pseudo, join, join_as_called};
+pub use paths::{inherited_output, is_pseudo, join, join_as_called};
 pub use prepare::{PrepareReport, Preparer};
 pub use root::{cstring, fd_path, Root};
 pub use snapshot::{Need, SnapshotPolicy, Snapshotter};

@@ -27,6 +27,19 @@ pub fn join(base: &[u8], rel: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The path a descriptor the traced command inherited writes to, when it
+/// was open for writing only on a path outside the pseudo file systems
+/// (`cmd > build.log`): the recorders record such a file's state before
+/// the command runs, and replay writes the command's output into it
+/// again. `None` for anything else (a terminal, a pipe, a file read from).
+pub fn inherited_output(fd: &reanimator_trace::FdInfo) -> Option<&[u8]> {
+    let path = &fd.target;
+    (fd.flags as i32 & libc::O_ACCMODE == libc::O_WRONLY
+        && path.first() == Some(&b'/')
+        && !is_pseudo(path))
+    .then_some(path.as_slice())
+}
+
 /// [`join`], keeping what the kernel reads in a path's end: a final `.`
 /// (`rmdir("d/.")` is `EINVAL`) and a trailing slash (`lstat("link/")`
 /// follows the link, `stat("file/")` is `ENOTDIR`). For replaying a call;

@@ -290,10 +290,9 @@ pub fn inherited_outputs(start: &reanimator_trace::ProcessStart) -> Vec<Vec<u8>>
     start
         .fds
         .iter()
-        .filter(|f| f.flags as i32 & libc::O_ACCMODE == libc::O_WRONLY)
-        .filter(|f| f.target.first() == Some(&b'/') && !reanimator_fsstate::is_pseudo(&f.target))
-        .filter(|f| std::fs::metadata(OsStr::from_bytes(&f.target)).is_ok_and(|m| m.is_file()))
-        .map(|f| f.target.clone())
+        .filter_map(reanimator_fsstate::inherited_output)
+        .filter(|path| std::fs::metadata(OsStr::from_bytes(path)).is_ok_and(|m| m.is_file()))
+        .map(<[u8]>::to_vec)
         .collect()
 }
 

@@ -9,7 +9,7 @@
 
 use crate::aio::{Context, Contexts};
 use reanimator_catalogue::{Ids, Which};
-use reanimator_fsstate::{is_pseudo, Root};
+use reanimator_fsstate::{inherited_output, Root};
 use reanimator_trace::{FdInfo, SyscallEvent};
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -112,8 +112,7 @@ impl FdEntry {
         let flags = fd.flags as i32;
         let cloexec = flags & libc::O_CLOEXEC != 0;
         let target = &fd.target;
-        let is_file = target.first() == Some(&b'/') && !is_pseudo(target);
-        if !is_file || flags & libc::O_ACCMODE != libc::O_WRONLY {
+        if inherited_output(fd).is_none() {
             return FdEntry::simulated(target.clone(), cloexec);
         }
         let reopened = root
