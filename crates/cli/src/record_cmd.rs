@@ -299,6 +299,10 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
     let (_, end) = writer
         .finish()
         .with_context(|| format!("{}: cannot finish the trace", output.display()))?;
+    // Messages kept out of the command's output files while it ran.
+    for message in reanimator_record::held_messages() {
+        eprintln!("{message}");
+    }
     if result.is_err() && end.records == 0 {
         // Nothing was recorded (the attach or start failed): leave no file.
         let _ = std::fs::remove_file(&output);

@@ -1053,6 +1053,54 @@ fn output_redirected_into_a_file_the_command_names_replays_clean() {
     }
 }
 
+/// The recorder's own messages while the command runs (here, after 2 s,
+/// that a daemon the command left behind keeps the recording going) stay
+/// out of the command's output file when stderr is that file: with no
+/// terminal they are held until the trace is finished. Before, the message
+/// was part of `build.log`'s recorded final state, and every replay of
+/// `record -- cmd > build.log 2>&1` reported the file differing.
+#[test]
+fn recorder_messages_stay_out_of_the_commands_output_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let trace = tmp.path().join("t.rtr");
+    for backend in ["ptrace", "auto"] {
+        let script = format!(
+            "{} record --force --backend {backend} -o {} -- sh -c 'echo start; \
+             setsid sh -c \"sleep 5; echo late > late.txt\" < /dev/null > /dev/null 2>&1 & \
+             echo end' > build.log 2>&1",
+            bin(),
+            trace.display(),
+        );
+        // setsid: no controlling terminal, where the message would go instead.
+        let rec = output_within(
+            Command::new("setsid")
+                .current_dir(&work)
+                .args(["-w", "sh", "-c", &script])
+                .stdin(Stdio::null()),
+            Duration::from_secs(300),
+        );
+        assert!(rec.status.success(), "{backend}: {}", show(&rec));
+        let log = std::fs::read_to_string(work.join("build.log")).unwrap();
+        let message = log.find("the recording goes on until what it left running");
+        let summary = log.find("reanimator: ");
+        assert!(
+            log.starts_with("start\nend\n") && message.is_some() && summary.is_some(),
+            "{backend}: {log}"
+        );
+        let root = tmp.path().join("root");
+        let _ = std::fs::remove_dir_all(&root);
+        replay_clean_at(&root, &trace, &[]);
+        let replayed = root.join(work.strip_prefix("/").unwrap()).join("build.log");
+        assert_eq!(
+            std::fs::read_to_string(replayed).unwrap(),
+            "start\nend\n",
+            "{backend}"
+        );
+    }
+}
+
 /// A program that looks at the trace being written (it is written in the
 /// current directory by default, which a build lists): replay simulates
 /// the calls naming it, and the final state leaves it out. Before, the

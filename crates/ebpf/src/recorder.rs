@@ -16,10 +16,10 @@ use reanimator_catalogue::{self as catalogue, Effect};
 use reanimator_fsstate::{Need, Snapshotter};
 use reanimator_record::mappings::SharedMappings;
 use reanimator_record::{
-    clear_stop_request, exit_status, fork_stopped, inherited_outputs, now_ns, process_start,
-    read_mem, spawned_start, status, stop_requested, task_ids, touched_paths, watch_stop_signals,
-    with_writer_thread, CaptureCounts, Captures, ChildSetup, DataPolicy, Error, LeftBehind,
-    RecordSummary, SavedState, Sink, SnapshotPolicy, Status, Target, CAPTURE_MAX,
+    clear_stop_request, exit_status, fork_stopped, inherited_outputs, keep_messages_out_of, now_ns,
+    process_start, read_mem, say, spawned_start, status, stop_requested, task_ids, touched_paths,
+    watch_stop_signals, with_writer_thread, CaptureCounts, Captures, ChildSetup, DataPolicy, Error,
+    LeftBehind, RecordSummary, SavedState, Sink, SnapshotPolicy, Status, Target, CAPTURE_MAX,
 };
 use reanimator_trace::{
     CaptureHead, CaptureStatus, ExitStatus, Loss, ProcessExit, ProcessStart, Record, Role,
@@ -387,7 +387,7 @@ impl<'s> Recorder<'s, '_, '_> {
             std::fs::read_to_string(format!("/proc/{parent}/comm")).unwrap_or_default();
         let child_name =
             String::from_utf8_lossy(child_name.split(|&b| b == 0).next().unwrap_or_default());
-        eprintln!(
+        say(&format!(
             "reanimator: warning: {} (pid {parent}) was not told that its child {child_name} \
              (pid {child}) exited: it still had the SIGCHLD of a back-pressure stop pending, \
              and SIGCHLD does not queue. A parent that reaps only on a SIGCHLD saying a \
@@ -395,7 +395,7 @@ impl<'s> Recorder<'s, '_, '_> {
              stop it (`kill {}`) and record with a larger --ring-size or with --backend ptrace",
             parent_name.trim_end(),
             std::process::id()
-        );
+        ));
     }
 
     /// Spills the kernel side has made so far.
@@ -481,7 +481,9 @@ impl<'s> Recorder<'s, '_, '_> {
         if self.gate.is_some() {
             start.fds.retain(|f| !is_gate_fd(f.fd));
         }
-        for path in inherited_outputs(&start) {
+        let outputs = inherited_outputs(&start);
+        keep_messages_out_of(&outputs);
+        for path in outputs {
             self.snapshot(&path, Need::Contents)?;
         }
         self.started(start)?;

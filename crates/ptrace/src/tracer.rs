@@ -30,10 +30,10 @@ use reanimator_trace::{
 };
 
 use reanimator_record::{
-    clear_stop_request, exit_status, fork_stopped, inherited_outputs, install_handler, now_ns,
-    process_start, spawned_start, stop_requested, task_ids, touched_paths, watch_stop_signals,
-    with_writer_thread, CaptureCounts, Captures, DataPolicy, Error, LeftBehind, RecordSummary,
-    SavedState, Sink, Target,
+    clear_stop_request, exit_status, fork_stopped, inherited_outputs, install_handler,
+    keep_messages_out_of, now_ns, process_start, spawned_start, stop_requested, task_ids,
+    touched_paths, watch_stop_signals, with_writer_thread, CaptureCounts, Captures, DataPolicy,
+    Error, LeftBehind, RecordSummary, SavedState, Sink, Target,
 };
 
 use crate::capture::{capture, CallView};
@@ -483,7 +483,9 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
         let start = spawned_start(pid, seq, program, argv, env)?;
         {
             let mut c = self.shared.lock();
-            for path in inherited_outputs(&start) {
+            let outputs = inherited_outputs(&start);
+            keep_messages_out_of(&outputs);
+            for path in outputs {
                 self.shared.write_states(&mut c, |snap, seq, out| {
                     snap.touch(&path, Need::Contents, seq, now_ns(), out)
                 })?;

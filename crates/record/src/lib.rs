@@ -22,8 +22,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use process::{
-    clear_stop_request, exit_status, fork_stopped, install_handler, read_mapped, read_mem,
-    spawned_start, stop_requested, watch_stop_signals, ChildSetup, LeftBehind, SavedState,
+    clear_stop_request, exit_status, fork_stopped, held_messages, install_handler,
+    keep_messages_out_of, read_mapped, read_mem, say, spawned_start, stop_requested,
+    watch_stop_signals, ChildSetup, LeftBehind, SavedState,
 };
 pub use procfs::{process_start, status, task_ids, Status};
 use reanimator_catalogue as catalogue;

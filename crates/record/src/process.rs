@@ -5,6 +5,7 @@
 use std::ffi::CString;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use reanimator_trace::{ExitStatus, ProcessStart, StartCause};
 
@@ -48,6 +49,76 @@ pub fn install_handler(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) {
         libc::sigemptyset(&mut sa.sa_mask);
         libc::sigaction(sig, &sa, std::ptr::null_mut());
     }
+}
+
+/// Where the recorder's messages go while the command runs.
+enum Route {
+    Stderr,
+    /// The controlling terminal, when stderr is one of the command's output files.
+    Terminal(std::fs::File),
+    /// Held until the trace is finished, when stderr is one of the command's
+    /// output files and there is no terminal.
+    Held(Vec<String>),
+}
+
+static ROUTE: Mutex<Route> = Mutex::new(Route::Stderr);
+
+/// Keeps the recorder's messages out of the command's output files: with
+/// `reanimator record -- cmd > log 2>&1`, a message written while the
+/// command runs would be part of `log`'s recorded final state, which
+/// replay, writing only what the command wrote, could never match. Such
+/// messages go to the controlling terminal if there is one, and are
+/// otherwise held for [`held_messages`]. `outputs` are the spawned
+/// command's inherited output files ([`crate::inherited_outputs`]).
+pub fn keep_messages_out_of(outputs: &[Vec<u8>]) {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(stderr) = std::fs::read_link("/proc/self/fd/2") else {
+        return;
+    };
+    if !outputs
+        .iter()
+        .any(|p| p.as_slice() == stderr.as_os_str().as_bytes())
+    {
+        return;
+    }
+    let terminal = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open("/dev/tty");
+    *lock_route() = match terminal {
+        Ok(tty) => Route::Terminal(tty),
+        Err(_) => Route::Held(Vec::new()),
+    };
+}
+
+/// Prints a message of the recorder while the command runs (see
+/// [`keep_messages_out_of`]).
+pub fn say(message: &str) {
+    use std::io::Write;
+    match &mut *lock_route() {
+        Route::Stderr => eprintln!("{message}"),
+        Route::Terminal(tty) => {
+            let _ = writeln!(tty, "{message}");
+        }
+        Route::Held(held) => held.push(message.to_string()),
+    }
+}
+
+/// The messages held back while the command ran; from now on messages go
+/// to stderr again. To be printed once the trace, with its final state, is
+/// finished.
+pub fn held_messages() -> Vec<String> {
+    match std::mem::replace(&mut *lock_route(), Route::Stderr) {
+        Route::Held(held) => held,
+        _ => Vec::new(),
+    }
+}
+
+fn lock_route() -> std::sync::MutexGuard<'static, Route> {
+    ROUTE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Signal dispositions and CPU affinity a recording changes, put back
@@ -287,11 +358,11 @@ impl LeftBehind {
         if since.elapsed() >= LEFT_BEHIND_AFTER {
             self.told = true;
             let what = if left == 1 { "thread" } else { "threads" };
-            eprintln!(
+            say(&format!(
                 "reanimator: the command has exited; the recording goes on until what it \
                  left running ({left} {what}) ends; `kill {}` ends the recording and kills them",
                 std::process::id()
-            );
+            ));
         }
     }
 }
