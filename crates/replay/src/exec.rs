@@ -1884,8 +1884,13 @@ impl Thread<'_> {
         for start in hit {
             let m = &maps[&start];
             for &(at, data) in &stored {
-                let Some((real, n)) = m.store(start, at, data, ev.enter_ns, self.snapshots) else {
-                    continue;
+                let (real, n) = match m.store(start, at, data, ev.enter_ns, self.snapshots) {
+                    Ok(Some(stored)) => stored,
+                    Ok(None) => continue,
+                    Err(e) => {
+                        got = errno_of(&e);
+                        continue;
+                    }
                 };
                 if row.effect == Effect::Sync {
                     let page = real & !4095;

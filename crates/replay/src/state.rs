@@ -215,7 +215,10 @@ impl Mapping {
     /// `at` at recorded time `taken` while this mapping started at
     /// `start`, into the part of this mapping it covers, leaving out
     /// pages a capture taken later was already stored into; returns the
-    /// real range written (its address and length).
+    /// real range written (its address and length). `EFAULT` if a page
+    /// cannot be stored: the file is shorter in replay than the mapping
+    /// (an earlier call went otherwise), where a plain store would raise
+    /// `SIGBUS` in the replayer.
     pub fn store(
         &self,
         start: u64,
@@ -223,11 +226,11 @@ impl Mapping {
         data: &[u8],
         taken: u64,
         snapshots: &Snapshots,
-    ) -> Option<(usize, usize)> {
+    ) -> std::io::Result<Option<(usize, usize)>> {
         let end = start + self.len as u64;
         let (from, to) = (at.max(start), (at + data.len() as u64).min(end));
         if !self.writes_through || from >= to {
-            return None;
+            return Ok(None);
         }
         // Only a mapping of a known file takes the lock.
         let mut pages = self.file.map(|_| lock(&snapshots.0));
@@ -252,22 +255,42 @@ impl Mapping {
             if !newer {
                 let src = &data[(piece - at) as usize..(piece_end - at) as usize];
                 let dst = self.addr + (piece - start) as usize;
-                // SAFETY: [dst, dst + src.len()) lies inside this shared
-                // writable mapping, which only this replay thread's process
-                // uses.
-                unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
+                store_faultless(dst, src)?;
                 let first = written.map_or(dst, |w| w.0);
                 written = Some((first, dst + src.len()));
             }
             piece = piece_end;
         }
-        written.map(|(first, past)| (first, past - first))
+        Ok(written.map(|(first, past)| (first, past - first)))
     }
 
     /// The traced range `[start, start + len)` of this mapping overlaps
     /// `[addr, addr + len)`.
     pub fn overlaps(&self, start: u64, addr: u64, len: u64) -> bool {
         start < addr.saturating_add(len) && addr < start + self.len as u64
+    }
+}
+
+/// Copies `src` to address `dst` of this process's own memory through the
+/// kernel (`process_vm_writev` on itself), which reports a page that cannot
+/// be written (a file mapping past the file's end) as `EFAULT` instead of
+/// raising `SIGBUS`.
+fn store_faultless(dst: usize, src: &[u8]) -> std::io::Result<()> {
+    let local = libc::iovec {
+        iov_base: src.as_ptr() as *mut libc::c_void,
+        iov_len: src.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: dst as *mut libc::c_void,
+        iov_len: src.len(),
+    };
+    // SAFETY: both iovecs describe memory of this process; the kernel
+    // checks the destination and fails rather than fault.
+    let n = unsafe { libc::process_vm_writev(libc::getpid(), &local, 1, &remote, 1, 0) };
+    match n {
+        n if n < 0 => Err(std::io::Error::last_os_error()),
+        n if n as usize == src.len() => Ok(()),
+        _ => Err(std::io::Error::from_raw_os_error(libc::EFAULT)),
     }
 }
 
@@ -603,19 +626,54 @@ mod tests {
         };
         assert!(m
             .store(traced, traced, &vec![b'n'; len], 20, &snapshots)
+            .unwrap()
             .is_some());
         // Older: nothing stored.
         assert!(m
             .store(traced, traced, &vec![b'o'; len], 10, &snapshots)
+            .unwrap()
             .is_none());
         assert_eq!(page(1), vec![b'n'; 4096]);
         // Newer, the middle page only.
         let got = m.store(traced, traced + 4096, &vec![b'x'; 4096], 30, &snapshots);
-        assert_eq!(got, Some((addr as usize + 4096, 4096)));
+        assert_eq!(got.unwrap(), Some((addr as usize + 4096, 4096)));
         assert_eq!((page(0)[0], page(1)[0], page(2)[0]), (b'n', b'x', b'n'));
         // Older than the middle page, newer than the others.
-        m.store(traced, traced, &vec![b'y'; len], 25, &snapshots);
+        m.store(traced, traced, &vec![b'y'; len], 25, &snapshots)
+            .unwrap();
         assert_eq!((page(0)[0], page(1)[0], page(2)[0]), (b'y', b'x', b'y'));
+    }
+
+    /// A mapping whose file is shorter in replay than it was recorded (an
+    /// earlier call went otherwise): storing past the file's end is an
+    /// error, not a `SIGBUS` that kills the replayer.
+    #[test]
+    fn storing_past_the_end_of_a_mapped_file_is_an_error_not_a_crash() {
+        use std::os::fd::AsRawFd;
+        let len = 3 * 4096;
+        let file = tempfile::tempfile().unwrap();
+        file.set_len(4096).unwrap();
+        // SAFETY: a fresh shared mapping of our own file, owned by `Mapping`.
+        let addr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        assert_ne!(addr, libc::MAP_FAILED);
+        let m = Mapping::new(addr as usize, len, true, Some(((1, 3), 0)));
+        let snapshots = Snapshots::default();
+        let traced = 0x7000_0000u64;
+        let got = m.store(traced, traced, &vec![b'z'; len], 1, &snapshots);
+        assert_eq!(got.unwrap_err().raw_os_error(), Some(libc::EFAULT));
+        // What lies inside the file was stored.
+        let mut first = [0u8; 4];
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut first, 0).unwrap();
+        assert_eq!(&first, b"zzzz");
     }
 
     const KEEP: u64 = u32::MAX as u64;
