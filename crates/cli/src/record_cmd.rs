@@ -243,14 +243,6 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
             ),
         ]
         .into_iter()
-        // Where the trace is written: a program that looks at it sees it
-        // grow, which replay does not reproduce (it simulates such calls).
-        .chain(
-            std::path::absolute(&output)
-                .ok()
-                .and_then(|p| p.to_str().map(str::to_string))
-                .map(|p| ("output".to_string(), p)),
-        )
         .collect(),
         syscalls: reanimator_catalogue::all()
             .iter()
@@ -295,6 +287,7 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
             .iter()
             .map(|row| (row.name, writer.calls_of(row.nr))),
     );
+    let made = writer.path().map(Path::to_path_buf);
     // Finish the trace whatever happened: what was recorded is kept.
     let (_, end) = writer
         .finish()
@@ -304,8 +297,11 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
         eprintln!("{message}");
     }
     if result.is_err() && end.records == 0 {
-        // Nothing was recorded (the attach or start failed): leave no file.
-        let _ = std::fs::remove_file(&output);
+        // Nothing was recorded (the attach or start failed): leave no
+        // file, if the recording made one (not `/dev/null`).
+        if let Some(made) = made {
+            let _ = std::fs::remove_file(made);
+        }
     }
     let summary = result?;
     eprintln!(
@@ -366,6 +362,12 @@ fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, los
             "pre-existing file",
             "pre-existing files",
             "unreadable for the initial state (replay cannot recreate their contents)",
+        ),
+        (
+            s.snapshot_unnamed,
+            "path",
+            "paths",
+            "named in a directory the recorder could not name (its process had gone): not in the initial or final state",
         ),
         (
             s.entered_before_attach,

@@ -94,6 +94,46 @@ fn default_name_never_replaces_a_trace() {
     assert_eq!(mode & 0o777, 0o600, "traces hold user data");
 }
 
+/// An output that is not a regular file (`-o /dev/null`, as with
+/// `strace -o /dev/null`) is written to as it is, `--force` or not, and
+/// kept when the recording fails. Before, `--force` made `/dev/null` 0600
+/// (other users could no longer write to it) and a failed recording
+/// removed it: the next `> /dev/null` made a regular file.
+#[test]
+fn a_device_as_output_is_written_to_never_replaced() {
+    // SAFETY: geteuid cannot fail.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test makes a null device node (mknod): run it as root"
+    );
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let null = dir.path().join("null");
+    let made = Command::new("mknod")
+        .args(["-m", "666"])
+        .arg(&null)
+        .args(["c", "1", "3"])
+        .output()
+        .expect("run mknod");
+    assert!(made.status.success(), "mknod: {}", common::show(&made));
+    let intact = || {
+        let m = std::fs::symlink_metadata(&null).unwrap();
+        m.file_type().is_char_device() && m.permissions().mode() & 0o777 == 0o666
+    };
+    for args in [&["-o", "null"][..], &["-o", "null", "--force"]] {
+        let out = record(dir.path(), &[args, &["--", "true"]].concat());
+        assert!(out.status.success(), "{args:?}: {}", common::show(&out));
+        assert!(intact(), "{args:?}");
+    }
+    let failed = record(
+        dir.path(),
+        &["-o", "null", "--force", "--", "/nonexistent/command"],
+    );
+    assert!(!failed.status.success());
+    assert!(intact(), "a failed recording removed or changed the device");
+}
+
 #[test]
 fn data_policies_mark_what_was_not_captured() {
     let dir = tempfile::tempdir().unwrap();

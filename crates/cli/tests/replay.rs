@@ -894,6 +894,54 @@ fn file_operations_by_descriptor_replay_clean() {
     }
 }
 
+/// A tree deeper than `PATH_MAX` (see `tests/programs/deep.c`): the
+/// program names its files relative to a working directory whose absolute
+/// name is 5,250 bytes long. Before, the recorders could not name that
+/// directory (`/proc/PID/cwd` says `ENAMETOOLONG`) and silently left its
+/// files out of the initial and final states, and replay, resolving the
+/// same absolute names, failed every call there with `ENAMETOOLONG`.
+#[test]
+fn a_tree_deeper_than_path_max_replays_clean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = program(tmp.path(), "deep");
+    for backend in ["ptrace", "auto"] {
+        let work = tmp.path().join(format!("work-{backend}"));
+        std::fs::create_dir_all(&work).unwrap();
+        let prepared = output_within(
+            Command::new(&exe)
+                .arg("prepare")
+                .current_dir(&work)
+                .stdin(Stdio::null()),
+            Duration::from_secs(60),
+        );
+        assert!(prepared.status.success(), "{}", show(&prepared));
+        let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
+        let out = Command::new(bin())
+            .args(["dump", "-s", "16384"])
+            .arg(&trace)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        // The final state holds the deepest files, with their sizes, and
+        // the directory made half way up.
+        let after = |name: &str, what: &str, longer_than: usize| {
+            text.lines().any(|l| {
+                l.contains("*** path after")
+                    && l.contains(&format!("/{name}\""))
+                    && l.contains(what)
+                    && l.len() > longer_than
+            })
+        };
+        assert!(
+            after("leaf2", "size 5 ", 5000)
+                && after("old", "size 13 ", 5000)
+                && after("half", "dir ", 2500),
+            "{backend}: the deepest paths are missing from the final state"
+        );
+        replay_clean(tmp.path(), &trace, &[]);
+    }
+}
+
 /// Processes taking turns on a counter file under `flock`, open file
 /// description locks and `lockf` (see `tests/programs/locks.c`). Replay
 /// runs every process in one, so an executed `flock` blocked the replay

@@ -506,9 +506,10 @@ impl<'s> Recorder<'s, '_, '_> {
                         .and_then(|_| read_path(held.pid, held.args[i]))
                 })
                 .collect();
-            let touched = touched_paths(held.pid, row, &held.args, |arg| {
+            let (touched, unnamed) = touched_paths(held.pid, row, &held.args, |arg| {
                 paths.get(arg as usize)?.as_deref()
             });
+            self.snap.unnamed += unnamed;
             for (path, need) in touched {
                 self.snapshot(&path, need)?;
             }
@@ -605,17 +606,8 @@ impl<'s> Recorder<'s, '_, '_> {
             return Ok(());
         };
         let caps = &task.caps;
-        let named = row
-            .params()
-            .iter()
-            .enumerate()
-            .filter(|(i, p)| {
-                p.kind == catalogue::Kind::Path
-                    && caps.entry_bytes(*i as u8).is_some_and(|b| !b.is_empty())
-            })
-            .count();
-        let touched = touched_paths(tid as i32, row, args, |arg| caps.entry_bytes(arg));
-        self.snap.unreadable += named.saturating_sub(touched.len()) as u64;
+        let (touched, unnamed) = touched_paths(tid as i32, row, args, |arg| caps.entry_bytes(arg));
+        self.snap.unnamed += unnamed;
         for (path, need) in touched {
             self.snapshot(&path, need)?;
         }

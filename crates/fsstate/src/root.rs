@@ -7,9 +7,10 @@
 //! (unlink, mkdir, rename, lstat) work on the confined parent directory and
 //! a single name that is never `.` or `..`.
 
-use std::ffi::CString;
+use std::ffi::{CString, OsStr};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::paths::final_component;
@@ -68,47 +69,51 @@ impl Root {
     /// through this root) is now: no `..`, no symbolic links. `None` if
     /// the kernel cannot say (it was removed) or it is not in the root.
     pub fn name_of(&self, fd: BorrowedFd<'_>) -> Option<Vec<u8>> {
-        let link = |fd: i32| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok();
-        let at = link(fd.as_raw_fd())?;
-        let rest = at.strip_prefix(link(self.dir.as_raw_fd())?).ok()?;
+        let at = host_name(fd).ok()?;
+        let root = host_name(self.dir.as_fd()).ok()?;
+        let rest = Path::new(OsStr::from_bytes(&at))
+            .strip_prefix(OsStr::from_bytes(&root))
+            .ok()?;
         Some(crate::join(b"/", rest.as_os_str().as_encoded_bytes()))
     }
 
     /// `openat2(root, path, flags, mode)` confined to the root. `path` is
     /// absolute (as traces name paths) or relative to the root.
     /// `O_CLOEXEC` is always added.
+    ///
+    /// A path longer than the kernel takes whole (`PATH_MAX`; a program
+    /// deep in a tree names its files relative to a working directory
+    /// whose absolute name is longer) is resolved a piece at a time: the
+    /// first piece inside the root, each later one beneath the directory
+    /// the one before reached (`RESOLVE_BENEATH`). A later piece that
+    /// would climb above that directory, or meets an absolute symbolic
+    /// link, is refused with `ENAMETOOLONG`, what the kernel says for the
+    /// whole path: confinement never depends on the length.
     pub fn open_at(&self, path: &[u8], flags: i32, mode: u32) -> io::Result<OwnedFd> {
         let path = if path.is_empty() { &b"."[..] } else { path };
-        let c = cstring(path)?;
-        // SAFETY: open_how is plain integers; all-zero is valid.
-        let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-        how.flags = (flags | libc::O_CLOEXEC) as u64;
-        if flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE {
-            how.mode = u64::from(mode & 0o7777);
+        let in_root = libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_MAGICLINKS;
+        if path.len() < PATH_MAX {
+            return openat2(self.dir.as_fd(), path, flags, mode, in_root);
         }
-        how.resolve = libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_MAGICLINKS;
-        loop {
-            // SAFETY: valid pointers for the duration of the call.
-            let fd = unsafe {
-                libc::syscall(
-                    libc::SYS_openat2,
-                    self.dir.as_raw_fd(),
-                    c.as_ptr(),
-                    &how as *const libc::open_how,
-                    std::mem::size_of::<libc::open_how>(),
-                )
-            };
-            if fd >= 0 {
-                // SAFETY: a fresh descriptor we own.
-                return Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) });
-            }
-            let e = io::Error::last_os_error();
-            // EAGAIN: a concurrent rename raced the resolution; the kernel
-            // asks for a retry rather than risk an escape.
-            if e.raw_os_error() != Some(libc::EAGAIN) {
-                return Err(e);
-            }
+        let (first, mut rest) = split_long(path)?;
+        let dir_flags = libc::O_PATH | libc::O_DIRECTORY;
+        let mut dir = openat2(self.dir.as_fd(), first, dir_flags, 0, in_root)?;
+        let beneath = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
+        let beneath = |dir: &OwnedFd, piece: &[u8], flags: i32, mode: u32| {
+            openat2(dir.as_fd(), piece, flags, mode, beneath).map_err(|e| {
+                if e.raw_os_error() == Some(libc::EXDEV) {
+                    io::Error::from_raw_os_error(libc::ENAMETOOLONG)
+                } else {
+                    e
+                }
+            })
+        };
+        while rest.len() >= PATH_MAX {
+            let (piece, after) = split_long(rest)?;
+            dir = beneath(&dir, piece, dir_flags, 0)?;
+            rest = after;
         }
+        beneath(&dir, if rest.is_empty() { b"." } else { rest }, flags, mode)
     }
 
     /// An `O_PATH` descriptor for `path` itself; `follow` says whether a
@@ -206,6 +211,129 @@ impl Root {
         name.push(b'/');
         reached(dir, &name)
     }
+}
+
+/// The longest path the kernel takes whole (`PATH_MAX` counts the NUL).
+const PATH_MAX: usize = libc::PATH_MAX as usize;
+
+/// Splits a path too long for the kernel at its last `/` that leaves a
+/// first piece it takes: the piece and the rest, without the slashes in
+/// between. `ENAMETOOLONG` if no such slash (a name longer than
+/// `NAME_MAX`).
+fn split_long(path: &[u8]) -> io::Result<(&[u8], &[u8])> {
+    let too_long = || io::Error::from_raw_os_error(libc::ENAMETOOLONG);
+    let cut = path[..PATH_MAX - 1]
+        .iter()
+        .rposition(|&b| b == b'/')
+        .ok_or_else(too_long)?;
+    let rest = &path[cut..];
+    let rest = &rest[rest.iter().take_while(|&&b| b == b'/').count()..];
+    let first = if cut == 0 { &b"/"[..] } else { &path[..cut] };
+    Ok((first, rest))
+}
+
+/// `openat2(dir, path)` with `flags | O_CLOEXEC`, `mode` when it creates,
+/// and `resolve`; retried while a concurrent rename makes the kernel ask.
+fn openat2(
+    dir: BorrowedFd<'_>,
+    path: &[u8],
+    flags: i32,
+    mode: u32,
+    resolve: u64,
+) -> io::Result<OwnedFd> {
+    let c = cstring(path)?;
+    // SAFETY: open_how is plain integers; all-zero is valid.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (flags | libc::O_CLOEXEC) as u64;
+    if flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE {
+        how.mode = u64::from(mode & 0o7777);
+    }
+    how.resolve = resolve;
+    loop {
+        // SAFETY: valid pointers for the duration of the call.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_openat2,
+                dir.as_raw_fd(),
+                c.as_ptr(),
+                &how as *const libc::open_how,
+                std::mem::size_of::<libc::open_how>(),
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: a fresh descriptor we own.
+            return Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+        }
+        let e = io::Error::last_os_error();
+        // EAGAIN: a concurrent rename raced the resolution; the kernel
+        // asks for a retry rather than risk an escape.
+        if e.raw_os_error() != Some(libc::EAGAIN) {
+            return Err(e);
+        }
+    }
+}
+
+/// The host's absolute name of what `fd` is now, however long. The
+/// kernel's `/proc/self/fd` link says `ENAMETOOLONG` past `PATH_MAX`;
+/// past it, a directory is named by climbing `..` and finding each
+/// directory in its parent by device and inode, as `getcwd(3)` once did,
+/// until the kernel can name the rest. Other files past it are not named.
+pub fn host_name(fd: BorrowedFd<'_>) -> io::Result<Vec<u8>> {
+    let link = |fd: BorrowedFd<'_>| {
+        std::fs::read_link(fd_path(fd).to_str().expect("ascii"))
+            .map(|p| p.into_os_string().into_encoded_bytes())
+    };
+    let too_long = |e: &io::Error| e.raw_os_error() == Some(libc::ENAMETOOLONG);
+    let mut here = match link(fd) {
+        Err(e) if too_long(&e) => reopen_dir(fd, c".")?,
+        done => return done,
+    };
+    // Names from the innermost directory out.
+    let mut names: Vec<Vec<u8>> = Vec::new();
+    loop {
+        let st = crate::state::fstat_nofollow(&here)?;
+        let parent = reopen_dir(here.as_fd(), c"..")?;
+        let name = std::fs::read_dir(fd_path(parent.as_fd()).to_str().expect("ascii"))?
+            .filter_map(Result::ok)
+            .map(|entry| entry.file_name().into_encoded_bytes())
+            .find(|name| {
+                cstring(name)
+                    .and_then(|c| lstat_at(&parent, &c, 0))
+                    .is_ok_and(|e| e.st_dev == st.st_dev && e.st_ino == st.st_ino)
+            })
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOENT))?;
+        names.push(name);
+        match link(parent.as_fd()) {
+            Err(e) if too_long(&e) => here = parent,
+            Err(e) => return Err(e),
+            Ok(mut out) => {
+                for name in names.iter().rev() {
+                    if out.last() != Some(&b'/') {
+                        out.push(b'/');
+                    }
+                    out.extend_from_slice(name);
+                }
+                return Ok(out);
+            }
+        }
+    }
+}
+
+/// An `O_PATH` descriptor for the directory `name` in `dir`.
+fn reopen_dir(dir: BorrowedFd<'_>, name: &std::ffi::CStr) -> io::Result<OwnedFd> {
+    // SAFETY: a valid descriptor and C string; the result is checked.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// The `/proc/self/fd/N` name of a descriptor, for the calls that have no

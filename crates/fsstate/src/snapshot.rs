@@ -3,8 +3,8 @@
 //! manifest of every touched path at the end.
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
-use std::ffi::OsStr;
 use std::io;
+use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
 
@@ -13,7 +13,7 @@ use reanimator_trace::{
 };
 
 use crate::paths::{is_pseudo, join};
-use crate::root::Root;
+use crate::root::{fd_path, Root};
 use crate::state::{
     before_state, next_data, next_hole, path_state, reopen, unsummed_after_state, Inode,
 };
@@ -86,6 +86,10 @@ pub struct Snapshotter {
     /// Files whose contents could not be read (no permission, vanished):
     /// replay cannot recreate them, so the recorder reports the count.
     pub unreadable: u64,
+    /// Paths a call named relative to a directory the recorder could not
+    /// name (its process was gone): in neither the initial state nor the
+    /// manifest, so the recorder reports the count.
+    pub unnamed: u64,
 }
 
 impl Snapshotter {
@@ -104,6 +108,7 @@ impl Snapshotter {
             paths: 0,
             bytes: 0,
             unreadable: 0,
+            unnamed: 0,
         })
     }
 
@@ -268,7 +273,7 @@ impl Snapshotter {
     ) {
         let mut pending = vec![dir.to_vec()];
         while let Some(d) = pending.pop() {
-            for path in entries(&d) {
+            for path in entries(&self.host, &d) {
                 let kind = match self.seen.get(&path) {
                     Some(k) => {
                         let kind = k.0;
@@ -311,7 +316,7 @@ impl Snapshotter {
         if !self.listed.insert(dir.to_vec()) {
             return;
         }
-        for path in entries(dir) {
+        for path in entries(&self.host, dir) {
             if !self.seen.contains_key(&path) {
                 let k = self.record(&path, false, next_seq, time_ns, out);
                 if k.0 == FileKind::Regular {
@@ -483,13 +488,17 @@ impl Snapshotter {
 }
 
 /// The paths of what directory `dir` holds now (nothing if it cannot be
-/// read).
-fn entries(dir: &[u8]) -> impl Iterator<Item = Vec<u8>> + '_ {
-    std::fs::read_dir(OsStr::from_bytes(dir))
+/// read). Opened through `host`, which takes paths longer than `PATH_MAX`.
+fn entries(host: &Root, dir: &[u8]) -> Vec<Vec<u8>> {
+    let Ok(fd) = host.open_at(dir, libc::O_RDONLY | libc::O_DIRECTORY, 0) else {
+        return Vec::new();
+    };
+    std::fs::read_dir(fd_path(fd.as_fd()).to_str().expect("ascii"))
         .into_iter()
         .flatten()
         .flatten()
-        .map(move |e| join(dir, e.file_name().as_bytes()))
+        .map(|e| join(dir, e.file_name().as_bytes()))
+        .collect()
 }
 
 /// The non-empty, non-`.` components of a path.

@@ -664,3 +664,71 @@ fn sparse_files_keep_their_holes() {
         ))
     );
 }
+
+/// Paths longer than `PATH_MAX` (a program deep in a tree names its files
+/// relative to a working directory with a longer absolute name) resolve
+/// inside the root a piece at a time; a piece that would climb out of
+/// where the one before it reached, or meets an absolute symbolic link, is
+/// refused, so confinement does not depend on the length. `host_name`
+/// names such a directory, which the kernel's `/proc` link cannot.
+#[test]
+fn paths_longer_than_path_max_resolve_inside_the_root() {
+    use std::os::fd::{AsFd, AsRawFd};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = Root::open(tmp.path()).unwrap();
+    let mut deep = Vec::new();
+    for _ in 0..250 {
+        deep.extend_from_slice(b"/dddddddddddddddddddd");
+        let (dir, name) = root.parent(&deep).unwrap();
+        // SAFETY: a valid descriptor and C string.
+        assert_eq!(
+            unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), 0o755) },
+            0
+        );
+    }
+    assert!(deep.len() > 5000);
+    let mut leaf = deep.clone();
+    leaf.extend_from_slice(b"/leaf");
+    let fd = root
+        .open_at(&leaf, libc::O_WRONLY | libc::O_CREAT, 0o644)
+        .unwrap();
+    drop(fd);
+    let st = path_state(&root, &leaf, PathPhase::After).unwrap();
+    assert_eq!((st.kind, st.size), (FileKind::Regular, 0));
+
+    // The deepest directory's name, from its descriptor.
+    let dir = root
+        .open_at(&deep, libc::O_PATH | libc::O_DIRECTORY, 0)
+        .unwrap();
+    let mut expected = tmp.path().as_os_str().as_bytes().to_vec();
+    expected.extend_from_slice(&deep);
+    assert_eq!(
+        reanimator_fsstate::host_name(dir.as_fd()).unwrap(),
+        expected
+    );
+    assert_eq!(root.name_of(dir.as_fd()).unwrap(), deep);
+
+    // Climbing out of the piece before, and an absolute symbolic link,
+    // are refused rather than resolved anywhere else.
+    let mut climb = deep.clone();
+    climb.extend_from_slice(&b"/..".repeat(260));
+    climb.extend_from_slice(b"/escaped");
+    let err = root
+        .open_at(&climb, libc::O_WRONLY | libc::O_CREAT, 0o644)
+        .unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ENAMETOOLONG));
+    let mut link = deep.clone();
+    link.extend_from_slice(b"/abs");
+    let (dir, name) = root.parent(&link).unwrap();
+    // SAFETY: a valid descriptor and C strings.
+    assert_eq!(
+        unsafe { libc::symlinkat(c"/".as_ptr(), dir.as_raw_fd(), name.as_ptr()) },
+        0
+    );
+    link.extend_from_slice(b"/escaped");
+    let err = root
+        .open_at(&link, libc::O_WRONLY | libc::O_CREAT, 0o644)
+        .unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ENAMETOOLONG));
+    assert!(!tmp.path().join("escaped").exists() && !Path::new("/escaped").exists());
+}

@@ -892,7 +892,7 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                     exit: None,
                 };
                 task.captures.clear();
-                let mut touched = Vec::new();
+                let (mut touched, mut unnamed) = (Vec::new(), 0);
                 if let Some(row) = row {
                     // Only munmap and msync look at the shared mappings.
                     let mapped = row
@@ -919,12 +919,14 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                         &mut self.counts,
                     );
                     let caps = &task.captures;
-                    touched = touched_paths(pid, row, &head.args, |arg| caps.entry_bytes(arg));
+                    (touched, unnamed) =
+                        touched_paths(pid, row, &head.args, |arg| caps.entry_bytes(arg));
                 }
-                if !touched.is_empty() {
+                if !touched.is_empty() || unnamed > 0 {
                     // The state of each path before this call touches it:
                     // these records take smaller ids than the call itself.
                     let mut c = self.shared.lock();
+                    c.snap.unnamed += unnamed;
                     for (path, need) in touched {
                         self.shared.write_states(&mut c, |snap, seq, out| {
                             snap.touch(&path, need, seq, now_ns(), out)

@@ -17,6 +17,7 @@ mod sink;
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
 use std::ops::Range;
+use std::os::fd::AsFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -187,6 +188,9 @@ pub struct RecordSummary {
     /// Pre-existing files whose contents could not be read for the
     /// initial state.
     pub snapshot_unreadable: u64,
+    /// Paths named relative to a directory that could not be named: their
+    /// states are not in the trace.
+    pub snapshot_unnamed: u64,
     /// Shared writable file mappings still mapped when their process
     /// exited or exec'd: stores through them after their last `msync` or
     /// `munmap` reached the file without the trace seeing them.
@@ -215,6 +219,7 @@ impl RecordSummary {
         self.snapshot_paths = snap.paths;
         self.snapshot_bytes = snap.bytes;
         self.snapshot_unreadable = snap.unreadable;
+        self.snapshot_unnamed = snap.unnamed;
     }
 }
 
@@ -300,7 +305,9 @@ pub fn inherited_outputs(start: &reanimator_trace::ProcessStart) -> Vec<Vec<u8>>
 /// The absolute paths a call names (joined with its working directory or
 /// directory descriptor, read from /proc), each with what the call needs
 /// of it: not the contents when it truncates the file for writing, a
-/// directory's entries when it opens the path for reading.
+/// directory's entries when it opens the path for reading. Also how many
+/// relative paths it names in a directory that could not be named (the
+/// process is gone), for the summary.
 ///
 /// `path_of(arg)` gives the path argument `arg` as captured at entry.
 pub fn touched_paths<'a>(
@@ -308,9 +315,10 @@ pub fn touched_paths<'a>(
     row: &catalogue::Syscall,
     args: &[u64; 6],
     path_of: impl Fn(u8) -> Option<&'a [u8]>,
-) -> Vec<(Vec<u8>, Need)> {
+) -> (Vec<(Vec<u8>, Need)>, u64) {
     let params = row.params();
     let mut out = Vec::new();
+    let mut unnamed = 0;
     for (i, p) in params.iter().enumerate() {
         if p.kind != catalogue::Kind::Path {
             continue;
@@ -331,9 +339,12 @@ pub fn touched_paths<'a>(
                 Some(d) => format!("/proc/{pid}/fd/{d}"),
                 None => format!("/proc/{pid}/cwd"),
             };
-            match std::fs::read_link(link) {
-                Ok(b) => b.into_os_string().into_encoded_bytes(),
-                Err(_) => continue,
+            match dir_name(&link) {
+                Some(b) => b,
+                None => {
+                    unnamed += 1;
+                    continue;
+                }
             }
         };
         let need = match row.open_flags(args).map(|f| f as i32) {
@@ -350,5 +361,19 @@ pub fn touched_paths<'a>(
         };
         out.push((join(&base, path), need));
     }
-    out
+    (out, unnamed)
+}
+
+/// The absolute name of the directory a `/proc/PID/cwd` or
+/// `/proc/PID/fd/N` link leads to, even past `PATH_MAX`, where the link
+/// itself cannot say (a program deep in a tree).
+pub(crate) fn dir_name(link: &str) -> Option<Vec<u8>> {
+    match std::fs::read_link(link) {
+        Ok(name) => Some(name.into_os_string().into_encoded_bytes()),
+        Err(e) if e.raw_os_error() == Some(libc::ENAMETOOLONG) => {
+            let dir = std::fs::File::open(link).ok()?;
+            reanimator_fsstate::host_name(dir.as_fd()).ok()
+        }
+        Err(_) => None,
+    }
 }

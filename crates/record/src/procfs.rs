@@ -144,7 +144,7 @@ pub fn process_start(tid: i32, cause: StartCause, seq: u64, time_ns: u64) -> Opt
         euid: s.euid,
         egid: s.egid,
         umask: s.umask,
-        cwd: link(format!("/proc/{tid}/cwd")),
+        cwd: crate::dir_name(&format!("/proc/{tid}/cwd")).unwrap_or_default(),
         exe: link(format!("/proc/{tid}/exe")),
         argv: if whole_process {
             nul_list(format!("/proc/{tid}/cmdline"))

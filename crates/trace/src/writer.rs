@@ -136,12 +136,21 @@ const CALL_NUMBERS: usize = 1024;
 
 impl Writer<File> {
     /// Creates `path` (mode 0600: traces hold user data) and writes the
-    /// header and `meta`. Refuses an existing file unless
-    /// `opts.overwrite`.
+    /// header and `meta`, with the file's absolute path as option
+    /// `output`. Refuses an existing file unless `opts.overwrite`.
+    ///
+    /// An existing path that is not a regular file (`/dev/null`, a FIFO)
+    /// is written to as it is: never truncated, made 0600 or named in the
+    /// meta, and [`Writer::path`] is `None`, so nothing removes or leaves
+    /// it out. `-o /dev/null --force` once made `/dev/null` 0600 and, when
+    /// the recording failed, removed it.
     pub fn create(path: &Path, meta: &TraceMeta, opts: WriterOptions) -> Result<Self> {
+        let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
         let mut oo = OpenOptions::new();
         oo.write(true).mode(0o600);
-        if opts.overwrite {
+        if special {
+            // As it is.
+        } else if opts.overwrite {
             oo.create(true).truncate(true);
         } else {
             oo.create_new(true);
@@ -154,13 +163,21 @@ impl Writer<File> {
             };
             Error::new(kind).in_file(path)
         })?;
+        if special {
+            return Writer::new(file, meta, opts).map_err(|e| e.in_file(path));
+        }
         if opts.overwrite {
             use std::os::unix::fs::PermissionsExt;
             file.set_permissions(std::fs::Permissions::from_mode(0o600))
                 .map_err(|e| Error::from(e).in_file(path))?;
         }
-        let mut w = Writer::new(file, meta, opts).map_err(|e| e.in_file(path))?;
-        w.path = std::path::absolute(path).ok();
+        let absolute = std::path::absolute(path).ok();
+        let mut meta = meta.clone();
+        if let Some(name) = absolute.as_deref().and_then(Path::to_str) {
+            meta.options.insert("output".to_string(), name.to_string());
+        }
+        let mut w = Writer::new(file, &meta, opts).map_err(|e| e.in_file(path))?;
+        w.path = absolute;
         Ok(w)
     }
 }
@@ -206,8 +223,9 @@ impl<W: Write> Writer<W> {
     }
 
     /// The absolute path of the file written, when [`Writer::create`]
-    /// made it: the recorders leave it out of the program's file states
-    /// (a program listing its directory sees the trace growing).
+    /// made it a regular file: the recorders leave it out of the program's
+    /// file states (a program listing its directory sees the trace
+    /// growing).
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
