@@ -134,6 +134,44 @@ fn a_device_as_output_is_written_to_never_replaced() {
     assert!(intact(), "a failed recording removed or changed the device");
 }
 
+/// A command that cannot be traced (here: the recorder runs under another
+/// ptrace recording, so it cannot seize its child) fails the recording
+/// with the reason, and the command, made stopped before its exec, is
+/// killed rather than left stopped. Before, it stayed stopped for good,
+/// and the outer recording waited for it.
+#[test]
+fn a_command_that_cannot_be_traced_is_not_left_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_reanimator");
+    let out = common::output_within(
+        Command::new(bin)
+            .current_dir(dir.path())
+            .args(["record", "--backend", "ptrace", "-o", "outer.rtr", "--"])
+            .args([
+                bin,
+                "record",
+                "--backend",
+                "ptrace",
+                "-o",
+                "inner.rtr",
+                "--",
+                "true",
+            ])
+            .stdin(std::process::Stdio::null()),
+        std::time::Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cannot attach") && stderr.contains("outer.rtr:"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("goes on until what it left running"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn data_policies_mark_what_was_not_captured() {
     let dir = tempfile::tempdir().unwrap();

@@ -16,10 +16,11 @@ use reanimator_catalogue::{self as catalogue, Effect};
 use reanimator_fsstate::{Need, Snapshotter};
 use reanimator_record::mappings::SharedMappings;
 use reanimator_record::{
-    clear_stop_request, exit_status, fork_stopped, inherited_outputs, keep_messages_out_of, now_ns,
-    process_start, read_mem, say, spawned_start, status, stop_requested, task_ids, touched_paths,
-    watch_stop_signals, with_writer_thread, CaptureCounts, Captures, ChildSetup, DataPolicy, Error,
-    LeftBehind, RecordSummary, SavedState, Sink, SnapshotPolicy, Status, Target, CAPTURE_MAX,
+    clear_stop_request, discard_stopped, exit_status, fork_stopped, inherited_outputs,
+    keep_messages_out_of, now_ns, process_start, read_mem, say, spawned_start, status,
+    stop_requested, task_ids, touched_paths, watch_stop_signals, with_writer_thread, CaptureCounts,
+    Captures, ChildSetup, DataPolicy, Error, LeftBehind, RecordSummary, SavedState, Sink,
+    SnapshotPolicy, Status, Target, CAPTURE_MAX,
 };
 use reanimator_trace::{
     CaptureHead, CaptureStatus, ExitStatus, Loss, ProcessExit, ProcessStart, Record, Role,
@@ -79,12 +80,20 @@ pub(crate) fn run<W: Write + Send>(
         Ok(s) => s,
         Err(e) => {
             if let Some((pid, _)) = spawned {
-                kill_and_reap(pid);
+                discard_stopped(pid);
             }
             return Err(e);
         }
     };
-    let mut snap = Snapshotter::new(snapshot).map_err(Error::Ptrace)?;
+    let mut snap = match Snapshotter::new(snapshot) {
+        Ok(snap) => snap,
+        Err(e) => {
+            if let Some((pid, _)) = spawned {
+                discard_stopped(pid);
+            }
+            return Err(Error::Ptrace(e));
+        }
+    };
     if let Some(own) = writer.path() {
         snap.leave_out(own.as_os_str().as_encoded_bytes());
     }
@@ -144,21 +153,13 @@ fn spawn_gated(
         Ok(g) => Some(g),
         Err(_) if !paths => None,
         Err(e) => {
-            kill_and_reap(pid);
+            discard_stopped(pid);
             return Err(Error::Spawn(io::Error::other(format!(
                 "cannot take the path gate from the command: {e}"
             ))));
         }
     };
     Ok((pid, gate))
-}
-
-fn kill_and_reap(pid: i32) {
-    // SAFETY: kill and waitpid on our own child.
-    unsafe {
-        libc::kill(pid, libc::SIGKILL);
-        libc::waitpid(pid, std::ptr::null_mut(), 0);
-    }
 }
 
 /// Opens, sizes and loads the BPF object, fills the capture rules, and
@@ -443,7 +444,10 @@ impl<'s> Recorder<'s, '_, '_> {
         let started = Instant::now();
         match (target, root) {
             (Target::Spawn { program, argv, env }, Some(pid)) => {
-                self.adopt_spawned(pid, program, argv, env)?
+                if let Err(e) = self.adopt_spawned(pid, program, argv, env) {
+                    discard_stopped(pid);
+                    return Err(e);
+                }
             }
             (Target::Attach { pids }, _) => self.attach(pids)?,
             _ => unreachable!("run forks every spawned target"),

@@ -30,10 +30,10 @@ use reanimator_trace::{
 };
 
 use reanimator_record::{
-    clear_stop_request, exit_status, fork_stopped, inherited_outputs, install_handler,
-    keep_messages_out_of, now_ns, process_start, spawned_start, stop_requested, task_ids,
-    touched_paths, watch_stop_signals, with_writer_thread, CaptureCounts, Captures, DataPolicy,
-    Error, LeftBehind, RecordSummary, SavedState, Sink, Target,
+    clear_stop_request, discard_stopped, exit_status, fork_stopped, inherited_outputs,
+    install_handler, keep_messages_out_of, now_ns, process_start, spawned_start, stop_requested,
+    task_ids, touched_paths, watch_stop_signals, with_writer_thread, CaptureCounts, Captures,
+    DataPolicy, Error, LeftBehind, RecordSummary, SavedState, Sink, Target,
 };
 
 use crate::capture::{capture, CallView};
@@ -477,8 +477,23 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
     /// the recorder.
     fn spawn(&mut self, program: &CString, argv: &[CString], env: &[CString]) -> Result<(), Error> {
         let pid = fork_stopped(program, argv, env, None)?;
+        self.follow_spawned(pid, program, argv, env)
+            .inspect_err(|_| discard_stopped(pid))
+    }
+
+    /// Seizes the command [`fork_stopped`] made, records its start and
+    /// lets it run.
+    fn follow_spawned(
+        &mut self,
+        pid: i32,
+        program: &CString,
+        argv: &[CString],
+        env: &[CString],
+    ) -> Result<(), Error> {
         let options = OPTIONS | libc::PTRACE_O_EXITKILL;
-        sys::seize(pid, options).map_err(Error::Ptrace)?;
+        // EPERM: the recorder is traced itself (a nested ptrace recording)
+        // or ptrace is restricted here.
+        sys::seize(pid, options).map_err(|e| Error::Attach(pid, e))?;
         let seq = self.shared.seq();
         let start = spawned_start(pid, seq, program, argv, env)?;
         {

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use process::{
-    clear_stop_request, exit_status, fork_stopped, held_messages, install_handler,
+    clear_stop_request, discard_stopped, exit_status, fork_stopped, held_messages, install_handler,
     keep_messages_out_of, read_mapped, read_mem, say, spawned_start, stop_requested,
     watch_stop_signals, ChildSetup, LeftBehind, SavedState,
 };

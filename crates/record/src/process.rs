@@ -239,6 +239,18 @@ pub fn fork_stopped(
     Ok(pid)
 }
 
+/// Kills and reaps a command [`fork_stopped`] made when its recording
+/// cannot start after all (it cannot be traced, the trace cannot be
+/// written): left stopped, it would outlive the recorder for good, and a
+/// recording of the recorder (a nested `reanimator record`) waited for it.
+pub fn discard_stopped(pid: i32) {
+    // SAFETY: kill and waitpid on our own child.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+        libc::waitpid(pid, std::ptr::null_mut(), 0);
+    }
+}
+
 /// The start record of a command stopped by [`fork_stopped`]: what `/proc`
 /// says, with the executable, argv and environment it is about to exec,
 /// and the descriptors it will still have after the exec (the recorder's
