@@ -116,6 +116,20 @@ impl Root {
         beneath(&dir, if rest.is_empty() { b"." } else { rest }, flags, mode)
     }
 
+    /// An `O_PATH` descriptor for `path` itself (a final symbolic link is
+    /// not followed), resolved without following any symbolic link on the
+    /// way: `ELOOP` if it meets one. `PATH_MAX` bounds it.
+    pub fn open_no_symlinks(&self, path: &[u8]) -> io::Result<OwnedFd> {
+        let resolve = libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_SYMLINKS;
+        openat2(
+            self.dir.as_fd(),
+            path,
+            libc::O_PATH | libc::O_NOFOLLOW,
+            0,
+            resolve,
+        )
+    }
+
     /// An `O_PATH` descriptor for `path` itself; `follow` says whether a
     /// final symbolic link is followed.
     pub fn locate(&self, path: &[u8], follow: bool) -> io::Result<OwnedFd> {
@@ -128,9 +142,17 @@ impl Root {
     /// `../proc/self/mounts`). Such a link cannot be followed inside the
     /// root, so replay simulates the calls that follow it.
     pub fn links_into_pseudo(&self, path: &[u8]) -> bool {
-        let Ok((dir, name)) = self.parent(path) else {
+        let Some(target) = self.link_target(path) else {
             return false;
         };
+        let base = &path[..path.iter().rposition(|&b| b == b'/').unwrap_or(0)];
+        crate::paths::is_pseudo(&crate::paths::lexical(&crate::paths::join(base, &target)))
+    }
+
+    /// The target of `path`'s final component if it is, in the root, a
+    /// symbolic link.
+    pub fn link_target(&self, path: &[u8]) -> Option<Vec<u8>> {
+        let (dir, name) = self.parent(path).ok()?;
         let mut buf = [0u8; 4096];
         // SAFETY: dir and name are valid; buf is ours and its length given.
         let n = unsafe {
@@ -141,14 +163,7 @@ impl Root {
                 buf.len(),
             )
         };
-        if n <= 0 {
-            return false;
-        }
-        let base = &path[..path.iter().rposition(|&b| b == b'/').unwrap_or(0)];
-        crate::paths::is_pseudo(&crate::paths::lexical(&crate::paths::join(
-            base,
-            &buf[..n as usize],
-        )))
+        (n > 0).then(|| buf[..n as usize].to_vec())
     }
 
     /// The directory holding `path`'s final component (an `O_PATH`

@@ -162,6 +162,9 @@ impl Snapshotter {
         let ends_climbing = pending.back().is_none_or(|c| c == b"..");
         let mut cur: Vec<u8> = Vec::new();
         let mut hops = 0;
+        // A component the trace made, below which it made a symbolic link
+        // the path goes through.
+        let mut made: Option<Vec<u8>> = None;
         while let Some(c) = pending.pop_front() {
             if c == b".." {
                 let cut = cur.iter().rposition(|&b| b == b'/').unwrap_or(0);
@@ -173,6 +176,26 @@ impl Snapshotter {
             cand.extend_from_slice(&c);
             if is_pseudo(&cand) {
                 return;
+            }
+            if made.as_deref().is_some_and(|m| is_within(&cand, m)) {
+                // In the trace's own tree nothing is recorded; only the
+                // symbolic links it made are followed.
+                match self.host.link_target(&cand) {
+                    Some(target) => {
+                        hops += 1;
+                        if hops > MAX_HOPS {
+                            return;
+                        }
+                        for t in components(&target).into_iter().rev() {
+                            pending.push_front(t);
+                        }
+                        if target.first() == Some(&b'/') {
+                            cur.clear();
+                        }
+                    }
+                    None => cur = cand,
+                }
+                continue;
             }
             let last = pending.is_empty();
             let (kind, target) = match self.seen.get(&cand) {
@@ -201,11 +224,17 @@ impl Snapshotter {
                     // The trace made this component (or nothing is below
                     // it): what lies under it is the trace's too, unless
                     // the rest of the path climbs back out with `..`
-                    // (`cp ../f .` run in a directory the trace made).
-                    match climb_out(&pending) {
-                        Some(rest) => pending.drain(..rest),
-                        None => return,
-                    };
+                    // (`cp ../f .` run in a directory the trace made), or
+                    // a symbolic link the trace made leads out of it
+                    // (`ln -s /etc/hostname abs; cat abs`).
+                    if let Some(rest) = climb_out(&pending) {
+                        pending.drain(..rest);
+                    } else if self.links_in(&cand, &pending) {
+                        made = Some(cand);
+                        pending.push_front(c);
+                    } else {
+                        return;
+                    }
                 }
                 FileKind::Symlink => {
                     hops += 1;
@@ -233,6 +262,23 @@ impl Snapshotter {
         if ends_climbing && need == Need::Entries {
             let dir = if cur.is_empty() { b"/".to_vec() } else { cur };
             self.list(&dir, next_seq, time_ns, out);
+        }
+    }
+
+    /// Whether `made` (a component the trace made) followed by `rest`
+    /// goes through a symbolic link, by one lookup that refuses to follow
+    /// any: calls on a tree the trace made rarely do, and then each
+    /// component is looked at.
+    fn links_in(&self, made: &[u8], rest: &VecDeque<Vec<u8>>) -> bool {
+        let mut path = made.to_vec();
+        for c in rest {
+            path.push(b'/');
+            path.extend_from_slice(c);
+        }
+        match self.host.open_no_symlinks(&path) {
+            Ok(fd) => crate::state::fstat_nofollow(&fd)
+                .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFLNK),
+            Err(e) => e.raw_os_error() == Some(libc::ELOOP),
         }
     }
 
@@ -499,6 +545,11 @@ fn entries(host: &Root, dir: &[u8]) -> Vec<Vec<u8>> {
         .flatten()
         .map(|e| join(dir, e.file_name().as_bytes()))
         .collect()
+}
+
+/// Whether `path` is `dir` or lies below it.
+fn is_within(path: &[u8], dir: &[u8]) -> bool {
+    path.starts_with(dir) && (path.len() == dir.len() || path[dir.len()] == b'/')
 }
 
 /// The non-empty, non-`.` components of a path.

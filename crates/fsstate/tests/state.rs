@@ -732,3 +732,53 @@ fn paths_longer_than_path_max_resolve_inside_the_root() {
     assert_eq!(err.raw_os_error(), Some(libc::ENAMETOOLONG));
     assert!(!tmp.path().join("escaped").exists() && !Path::new("/escaped").exists());
 }
+
+/// A symbolic link the trace made leads to files that were there before
+/// it: `ln -s /etc/hostname abs; cat abs`, or a relative link inside a
+/// directory the trace made, reached through another link it made. Their
+/// states and contents are recorded when a call goes through the link.
+/// Before, the walk stopped at the first component the trace had made,
+/// and replay read zeros where `cat` had read the file.
+#[test]
+fn links_the_trace_made_lead_to_files_from_before_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (pre, work) = (tmp.path().join("pre"), tmp.path().join("w"));
+    std::fs::create_dir_all(&pre).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(pre.join("file"), "before\n").unwrap();
+    std::fs::write(pre.join("file2"), "before too\n").unwrap();
+    let (abs, d, dl) = (work.join("abs"), work.join("d"), work.join("dl"));
+    // What the trace names first, as it makes it: absent.
+    let (mut snap, mut records) = snapshot(SnapshotPolicy::Contents, &[&abs, &d, &dl]);
+    for made in [&abs, &d, &dl] {
+        let state = states(&records)
+            .into_iter()
+            .find(|s| s.path == made.as_os_str().as_bytes())
+            .unwrap();
+        assert_eq!(state.kind, FileKind::Absent);
+    }
+    symlink(pre.join("file"), &abs).unwrap();
+    std::fs::create_dir(&d).unwrap();
+    symlink("../../pre/file2", d.join("rel")).unwrap();
+    symlink("d", &dl).unwrap();
+    let before = records.len();
+    touch(
+        &mut snap,
+        &mut records,
+        &[&abs, &dl.join("rel")],
+        Need::Contents,
+    );
+    let new = &records[before..];
+    for (file, body) in [("file", &b"before\n"[..]), ("file2", b"before too\n")] {
+        let path = pre.join(file);
+        let state = states(new)
+            .into_iter()
+            .find(|s| s.path == path.as_os_str().as_bytes())
+            .unwrap_or_else(|| panic!("{file} not recorded"));
+        assert_eq!(
+            (state.kind, state.content, state.size),
+            (FileKind::Regular, ContentNote::Complete, body.len() as u64),
+            "{file}"
+        );
+    }
+}
