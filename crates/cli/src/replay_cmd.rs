@@ -252,6 +252,14 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
     ) {
         eprintln!("{warning}");
     }
+    if report.manifest_paths == 0 && report.prepared_paths > 0 {
+        // Initial states but no final ones: the recorder never wrote the
+        // manifest (it was killed; `recover` salvaged what it had).
+        eprintln!(
+            "reanimator: warning: the trace holds no final state (its recording did not \
+             finish), so the files replay left were not checked"
+        );
+    }
     for d in &report.manifest_diffs {
         eprintln!("reanimator: final state differs: {d}");
     }

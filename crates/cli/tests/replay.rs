@@ -1149,6 +1149,58 @@ fn recorder_messages_stay_out_of_the_commands_output_file() {
     }
 }
 
+/// A recording whose recorder was killed has initial states but no final
+/// ones. Recovered and replayed, it says the final state was not checked,
+/// rather than print "0 paths checked, 0 differ" as a clean replay does.
+#[test]
+fn a_recovered_trace_says_its_final_state_was_not_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let trace = tmp.path().join("t.rtr");
+    let mut recorder = Command::new(bin())
+        .current_dir(&work)
+        .args(["record", "--backend", "ptrace", "-o"])
+        .arg(&trace)
+        .args(["--", "sh", "-c", "cat /etc/hostname > f; sleep 60"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The initial states (the shell, libc) are on disk once the trace
+    // holds more than its header.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::fs::metadata(&trace).map_or(0, |m| m.len()) < 200_000 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the recorder wrote nothing"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    recorder.kill().unwrap();
+    recorder.wait().unwrap();
+    let recovered = tmp.path().join("r.rtr");
+    let out = output_within(
+        Command::new(bin())
+            .args(["recover", "-o"])
+            .arg(&recovered)
+            .arg(&trace),
+        Duration::from_secs(60),
+    );
+    assert!(out.status.success(), "recover: {}", show(&out));
+    let out = output_within(
+        Command::new(bin())
+            .arg("replay")
+            .arg(&recovered)
+            .arg("--root")
+            .arg(tmp.path().join("root")),
+        Duration::from_secs(120),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("holds no final state"), "{err}");
+}
+
 /// A program that looks at the trace being written (it is written in the
 /// current directory by default, which a build lists): replay simulates
 /// the calls naming it, and the final state leaves it out. Before, the
