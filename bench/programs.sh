@@ -40,6 +40,8 @@ programs=(
     "flock|flock|for i in 1 2 3 4; do (for j in \$(seq 1 25); do flock lk sh -c 'n=\$(cat cnt 2>/dev/null || echo 0); echo \$((n + 1)) > cnt'; done) & done; wait"
     "procsub|join sort|join <(sort src/nums) <(sort -r src/nums | sort) > joined && sort src/services | cat /dev/stdin > sorted"
     "script|script|script -qc 'ls -la / src > listing' typescript"
+    "symlinks|ln cp|ln -s /etc/hostname abs && cat abs > got && mkdir d && ln -s ../src/services d/rel && ln -s d dl && cp dl/rel copy"
+    "deep|mkdir|for i in \$(seq 250); do mkdir dddddddddddddddddddd && cd dddddddddddddddddddd || exit 1; done; echo deep > leaf && cat leaf > leaf2"
 )
 printf '%-10s %-7s %6s %6s %11s %7s\n' program backend status replay mismatches differ
 for entry in "${programs[@]}"; do

@@ -591,7 +591,20 @@ impl Thread<'_> {
     /// The absolute traced path of argument `i`, joined with the
     /// directory descriptor argument before it (if any) or the cwd.
     fn full_path(&self, ev: &SyscallEvent, row: &Syscall, i: usize) -> Result<Vec<u8>, i64> {
-        let path = Self::path_arg(ev, i).ok_or(-i64::from(libc::EFAULT))?;
+        let Some(path) = Self::path_arg(ev, i) else {
+            // The recorders read a path up to `PATH_MAX` bytes: one cut
+            // there had no end within it, and the kernel refuses such a
+            // path whole (bash tries a long logical `cd` before a
+            // relative one).
+            let cut = ev
+                .capture(i as u8, Role::Entry)
+                .is_some_and(|c| c.status == CaptureStatus::Truncated);
+            return Err(-i64::from(if cut {
+                libc::ENAMETOOLONG
+            } else {
+                libc::EFAULT
+            }));
+        };
         if path.is_empty() {
             // Calls that take "" with AT_EMPTY_PATH act on their
             // descriptor before they get here.

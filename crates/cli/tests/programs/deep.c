@@ -2,7 +2,8 @@
  * (5,250 bytes of path), made by walking down with mkdir and chdir, as
  * a program deep in a tree names its files relative to where it is. At
  * the bottom: a new file, an existing one (made beforehand by `prepare`)
- * appended to, a rename and a listing. Then back to the top by `..` and
+ * appended to, a rename, a listing and a stat of the whole absolute
+ * name (which fails, too long). Then back to the top by `..` and
  * by a descriptor. Runs in the current directory and stops at the first
  * call that fails. */
 #define _GNU_SOURCE
@@ -52,6 +53,12 @@ int main(int argc, char **argv) {
     closedir(d);
     char cwd[8192];
     if (getcwd(cwd, sizeof cwd) == NULL) CK(-1);
+    /* The absolute name, as bash tries it before a relative `cd`: longer
+     * than PATH_MAX, so the kernel refuses it whole. */
+    if (stat(cwd, &st) == 0 || errno != ENAMETOOLONG) {
+        fprintf(stderr, "stat of the %zu-byte name did not fail with ENAMETOOLONG\n", strlen(cwd));
+        exit(99);
+    }
     for (int i = 0; i < DEPTH / 2; i++)
         CK(chdir(".."));
     CK(mkdir("half", 0755));
