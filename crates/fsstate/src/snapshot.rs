@@ -161,7 +161,7 @@ impl Snapshotter {
         // at a directory no step below lists: it is listed after them.
         let ends_climbing = pending.back().is_none_or(|c| c == b"..");
         let mut cur: Vec<u8> = Vec::new();
-        let mut hops = 0;
+        let mut hops: u32 = 0;
         // A component the trace made, below which it made a symbolic link
         // the path goes through.
         let mut made: Option<Vec<u8>> = None;
@@ -182,15 +182,8 @@ impl Snapshotter {
                 // symbolic links it made are followed.
                 match self.host.link_target(&cand) {
                     Some(target) => {
-                        hops += 1;
-                        if hops > MAX_HOPS {
+                        if !follow_link(&target, &mut pending, &mut cur, &mut hops) {
                             return;
-                        }
-                        for t in components(&target).into_iter().rev() {
-                            pending.push_front(t);
-                        }
-                        if target.first() == Some(&b'/') {
-                            cur.clear();
                         }
                     }
                     None => cur = cand,
@@ -237,15 +230,8 @@ impl Snapshotter {
                     }
                 }
                 FileKind::Symlink => {
-                    hops += 1;
-                    if hops > MAX_HOPS {
+                    if !follow_link(&target, &mut pending, &mut cur, &mut hops) {
                         return;
-                    }
-                    for t in components(&target).into_iter().rev() {
-                        pending.push_front(t);
-                    }
-                    if target.first() == Some(&b'/') {
-                        cur.clear();
                     }
                 }
                 FileKind::Directory if pending.is_empty() && need == Need::Entries => {
@@ -545,6 +531,28 @@ fn entries(host: &Root, dir: &[u8]) -> Vec<Vec<u8>> {
         .flatten()
         .map(|e| join(dir, e.file_name().as_bytes()))
         .collect()
+}
+
+/// Goes on along a symbolic link to `target`: its components come next,
+/// from `/` if it is absolute. False once more than `MAX_HOPS` links were
+/// followed (a loop).
+fn follow_link(
+    target: &[u8],
+    pending: &mut VecDeque<Vec<u8>>,
+    cur: &mut Vec<u8>,
+    hops: &mut u32,
+) -> bool {
+    *hops += 1;
+    if *hops > MAX_HOPS {
+        return false;
+    }
+    for t in components(target).into_iter().rev() {
+        pending.push_front(t);
+    }
+    if target.first() == Some(&b'/') {
+        cur.clear();
+    }
+    true
 }
 
 /// Whether `path` is `dir` or lies below it.
