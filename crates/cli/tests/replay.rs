@@ -942,6 +942,36 @@ fn a_tree_deeper_than_path_max_replays_clean() {
     }
 }
 
+/// A child that changes its root (see `tests/programs/chroot.c`).
+/// Before, neither the recorders nor replay knew a process's root:
+/// `/inside` was recorded and replayed at the top of the tree, the
+/// listing of the new `/` mismatched, and `/pre` was not there.
+#[test]
+fn a_process_that_changes_its_root_replays_clean() {
+    // SAFETY: geteuid cannot fail.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test records chroot: run it as root"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = program(tmp.path(), "chroot");
+    for backend in ["ptrace", "auto"] {
+        let work = tmp.path().join(format!("work-{backend}"));
+        std::fs::create_dir_all(&work).unwrap();
+        let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
+        assert!(
+            work.join("jail/sub/moved").exists() && work.join("jail/d2/f").exists(),
+            "the program did not finish under {backend}"
+        );
+        let root = tmp.path().join("root");
+        let _ = std::fs::remove_dir_all(&root);
+        replay_clean_at(&root, &trace, &[]);
+        let replayed = root.join(work.strip_prefix("/").unwrap());
+        assert!(replayed.join("jail/sub/moved").exists(), "{backend}");
+    }
+}
+
 /// Processes taking turns on a counter file under `flock`, open file
 /// description locks and `lockf` (see `tests/programs/locks.c`). Replay
 /// runs every process in one, so an executed `flock` blocked the replay

@@ -329,8 +329,21 @@ pub fn touched_paths<'a>(
         if path.is_empty() {
             continue;
         }
+        if row.effect == catalogue::Effect::Chroot {
+            CHROOTED.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         let base = if path[0] == b'/' {
-            b"/".to_vec()
+            // After a chroot, absolute paths start at the process's root.
+            match CHROOTED.load(std::sync::atomic::Ordering::Relaxed) {
+                true => match dir_name(&format!("/proc/{pid}/root")) {
+                    Some(root) => root,
+                    None => {
+                        unnamed += 1;
+                        continue;
+                    }
+                },
+                false => b"/".to_vec(),
+            }
         } else {
             let dirfd = (i > 0 && params[i - 1].kind == catalogue::Kind::DirFd)
                 .then(|| args[i - 1] as i32)
@@ -359,10 +372,17 @@ pub fn touched_paths<'a>(
             }
             _ => Need::Contents,
         };
-        out.push((join(&base, path), need));
+        // An absolute path is taken from the root, not from `/`.
+        let from_base = &path[path.iter().take_while(|&&b| b == b'/').count()..];
+        out.push((join(&base, from_base), need));
     }
     (out, unnamed)
 }
+
+/// Set once a traced process calls `chroot`: from then on [`touched_paths`]
+/// reads each process's root (`/proc/PID/root`) to name its absolute
+/// paths, a read it spares every other recording.
+static CHROOTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The absolute name of the directory a `/proc/PID/cwd` or
 /// `/proc/PID/fd/N` link leads to, even past `PATH_MAX`, where the link

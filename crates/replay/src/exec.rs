@@ -611,7 +611,9 @@ impl Thread<'_> {
             return Err(-i64::from(libc::ENOENT));
         }
         let full = if path.first() == Some(&b'/') {
-            join_as_called(b"/", path)
+            // From the process's root (`/` unless it called chroot).
+            let from_root = &path[path.iter().take_while(|&&b| b == b'/').count()..];
+            join_as_called(&lock(&self.proc.fs).root, from_root)
         } else {
             let dirfd = (i > 0 && row.params()[i - 1].kind == Kind::DirFd)
                 .then(|| ev.args[i - 1] as i32)
@@ -1520,12 +1522,15 @@ impl Thread<'_> {
                 Outcome::Simulated(None)
             }
             Effect::UringRegister => Outcome::Simulated(None),
-            // Later paths would resolve under the new root; replay keeps
-            // resolving them under DIR as before, and counts the call so
-            // that the summary says why they may differ.
-            Effect::Chroot if Self::expected(ev) == 0 => Outcome::Skipped(
-                "chroot: the new root is not followed, later paths resolve as before",
-            ),
+            // Absolute paths the process names from now on start at the
+            // new root, inside DIR.
+            Effect::Chroot if Self::expected(ev) == 0 => match self.full_path(ev, row, 0) {
+                Ok(root) => {
+                    lock(&self.proc.fs).root = root;
+                    Outcome::Simulated(None)
+                }
+                Err(e) => Outcome::Executed(verify::ret(row.ret, 0, e)),
+            },
             Effect::Umask => {
                 let mut fs = lock(&self.proc.fs);
                 let old = fs.umask;

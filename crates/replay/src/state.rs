@@ -158,10 +158,13 @@ pub(crate) type FdLookup<'a> = &'a dyn Fn(i32) -> Option<Arc<OwnedFd>>;
 /// A descriptor table, shared by threads and by `CLONE_FILES` children.
 pub(crate) type FdTable = Arc<Mutex<HashMap<i32, FdEntry>>>;
 
-/// Working directory and umask, shared by `CLONE_FS` children.
+/// Working directory, root and umask, shared by `CLONE_FS` children.
 pub(crate) struct FsInfo {
     /// The absolute traced path of the working directory.
     pub cwd: Vec<u8>,
+    /// The absolute traced path of the root directory (`chroot`):
+    /// absolute paths the process names start there.
+    pub root: Vec<u8>,
     /// The file mode creation mask.
     pub umask: u32,
 }
@@ -442,7 +445,11 @@ impl Proc {
         let table = fds.collect();
         Proc {
             fds: Arc::new(Mutex::new(table)),
-            fs: Arc::new(Mutex::new(FsInfo { cwd, umask })),
+            fs: Arc::new(Mutex::new(FsInfo {
+                cwd,
+                root: b"/".to_vec(),
+                umask,
+            })),
             maps: Arc::default(),
             creds,
             aio: Arc::default(),
@@ -466,6 +473,7 @@ impl Proc {
             let f = lock(&self.fs);
             Arc::new(Mutex::new(FsInfo {
                 cwd: f.cwd.clone(),
+                root: f.root.clone(),
                 umask: f.umask,
             }))
         };
