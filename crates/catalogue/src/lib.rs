@@ -534,8 +534,8 @@ pub enum Effect {
     Sync,
     /// Changes the working directory to its path or descriptor.
     Chdir,
-    /// Changes the process's root directory to its path. Replay does not
-    /// follow it and says so.
+    /// Changes the process's root directory to its path: absolute paths
+    /// start there from then on, in the recorders and in replay.
     Chroot,
     /// Removes the directory entry its path names (`unlink`, `unlinkat`,
     /// `rmdir`): the file's contents no longer matter through that name,
