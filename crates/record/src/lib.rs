@@ -306,7 +306,8 @@ pub fn inherited_outputs(start: &reanimator_trace::ProcessStart) -> Vec<Vec<u8>>
 /// directory descriptor, read from /proc), each with what the call needs
 /// of it: not the contents when it truncates the file for writing, a
 /// directory's entries when it opens the path for reading. Also how many
-/// relative paths it names in a directory that could not be named (the
+/// paths it names from a directory that could not be named (its working
+/// directory, a directory descriptor, or after a `chroot` its root: the
 /// process is gone), for the summary.
 ///
 /// `path_of(arg)` gives the path argument `arg` as captured at entry.
@@ -334,15 +335,13 @@ pub fn touched_paths<'a>(
         }
         let base = if path[0] == b'/' {
             // After a chroot, absolute paths start at the process's root.
-            match CHROOTED.load(std::sync::atomic::Ordering::Relaxed) {
-                true => match dir_name(&format!("/proc/{pid}/root")) {
-                    Some(root) => root,
-                    None => {
-                        unnamed += 1;
-                        continue;
-                    }
-                },
-                false => b"/".to_vec(),
+            if !CHROOTED.load(std::sync::atomic::Ordering::Relaxed) {
+                b"/".to_vec()
+            } else if let Some(root) = dir_name(&format!("/proc/{pid}/root")) {
+                root
+            } else {
+                unnamed += 1;
+                continue;
             }
         } else {
             let dirfd = (i > 0 && params[i - 1].kind == catalogue::Kind::DirFd)
