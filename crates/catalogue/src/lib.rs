@@ -591,6 +591,15 @@ pub enum Effect {
     /// btrfs). Nothing of those bytes passes through the call, so replay
     /// copies them where its file system cannot share them.
     Clone,
+    /// Reports into its `Out` mask the CPUs the task of its first argument
+    /// may run on (`sched_getaffinity`). The ptrace recorder pins the tasks
+    /// it traces to its own CPUs, so it shows each the mask it had before,
+    /// and a program sizes its thread pool (`nproc`, `make -j`, `xz -T0`)
+    /// as it would untraced.
+    ShowsCpus,
+    /// Sets the CPUs the task of its first argument may run on
+    /// (`sched_setaffinity`): from then on that task sees its own choice.
+    SetsCpus,
 }
 
 /// Whose ids a [`Effect::SetIds`] call changes, and which of them.

@@ -188,6 +188,62 @@ pub(crate) fn pin(tid: i32, cpu: usize) {
     }
 }
 
+/// The CPUs a task may run on, as `sched_getaffinity` reports them: what
+/// a traced task is shown in place of the recorder's pin.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CpuMask([u8; std::mem::size_of::<libc::cpu_set_t>()]);
+
+impl CpuMask {
+    /// The mask of task `tid` (0: the calling thread).
+    pub(crate) fn of(tid: i32) -> io::Result<CpuMask> {
+        let mut mask = CpuMask([0; std::mem::size_of::<libc::cpu_set_t>()]);
+        // SAFETY: the kernel writes at most the buffer's size into it.
+        let n = unsafe {
+            libc::syscall(
+                libc::SYS_sched_getaffinity,
+                tid,
+                mask.0.len(),
+                mask.0.as_mut_ptr(),
+            )
+        };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(mask)
+    }
+
+    /// The mask holding `cpu` alone: a task's pin.
+    pub(crate) fn only(cpu: usize) -> CpuMask {
+        let mut mask = CpuMask([0; std::mem::size_of::<libc::cpu_set_t>()]);
+        if let Some(byte) = mask.0.get_mut(cpu / 8) {
+            *byte = 1 << (cpu % 8);
+        }
+        mask
+    }
+
+    /// Writes the mask's first `len` bytes (as many as the kernel wrote
+    /// there) over the buffer at `addr` in stopped task `pid`.
+    pub(crate) fn show(&self, pid: i32, addr: u64, len: usize) -> io::Result<()> {
+        let bytes = &self.0[..len.min(self.0.len())];
+        let local = libc::iovec {
+            iov_base: bytes.as_ptr() as *mut libc::c_void,
+            iov_len: bytes.len(),
+        };
+        let remote = libc::iovec {
+            iov_base: addr as *mut libc::c_void,
+            iov_len: bytes.len(),
+        };
+        // SAFETY: the local iovec covers `bytes`, which outlives the call;
+        // the remote one is checked by the kernel.
+        let n = unsafe { libc::process_vm_writev(pid, &local, 1, &remote, 1, 0) };
+        match n {
+            n if n < 0 => Err(io::Error::last_os_error()),
+            n if n as usize == bytes.len() => Ok(()),
+            _ => Err(io::Error::from_raw_os_error(libc::EFAULT)),
+        }
+    }
+}
+
 /// Interrupts a blocking call of tracer thread `tid` of this process with
 /// the flush timer's (harmless) signal.
 pub(crate) fn nudge(tid: i32) {

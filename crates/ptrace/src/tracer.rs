@@ -22,7 +22,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
-use reanimator_catalogue::{self as catalogue, Kind};
+use reanimator_catalogue::{self as catalogue, Effect, Kind};
 use reanimator_fsstate::{Need, SnapshotPolicy, Snapshotter};
 use reanimator_trace::{
     ExitStatus, ProcessExit, ProcessStart, Record, Role, SignalDelivery, StartCause, SyscallExit,
@@ -37,7 +37,7 @@ use reanimator_record::{
 };
 
 use crate::capture::{capture, CallView};
-use crate::sys::{self, OP_ENTRY, OP_EXIT};
+use crate::sys::{self, CpuMask, OP_ENTRY, OP_EXIT};
 use reanimator_record::mappings::SharedMappings;
 
 use crate::uring::{self, Rings};
@@ -80,6 +80,10 @@ struct Task {
     fresh: bool,
     /// Handed over by another tracer: what to put back at its first stop.
     restore: Option<Parked>,
+    /// The CPUs it would run on had the recorder not pinned it, which
+    /// `sched_getaffinity` shows it; `None` while its mask is its own
+    /// (never pinned, or set by the program since).
+    cpus_shown: Option<CpuMask>,
 }
 
 impl Task {
@@ -91,6 +95,7 @@ impl Task {
             superseded: None,
             fresh: false,
             restore: None,
+            cpus_shown: None,
         }
     }
 }
@@ -111,6 +116,7 @@ enum Letter {
         tid: i32,
         tgid: u32,
         parked: Box<Parked>,
+        cpus_shown: Option<CpuMask>,
     },
     /// This thread-group leader was replaced by a thread of another tracer
     /// that called `execve`: the kernel reports nothing more about it.
@@ -147,6 +153,10 @@ struct Shared<'s, 'q> {
     /// A tracer failed: the others stop too.
     failed: AtomicBool,
     stations: Vec<Station>,
+    /// The recorder's CPUs before its tracers pinned themselves: what the
+    /// spawned command, which starts pinned, is shown (`None` when
+    /// nothing is pinned).
+    spawned_cpus: Option<CpuMask>,
 }
 
 /// What is written to the trace, and the state behind it, under one lock.
@@ -324,6 +334,11 @@ fn trace(
     let _restore = SavedState::save();
     clear_stop_request();
     let started = Instant::now();
+    let spawned_cpus = if cpus.is_empty() {
+        None
+    } else {
+        CpuMask::of(0).ok()
+    };
     let placement: Vec<Option<usize>> = if cpus.is_empty() {
         vec![None]
     } else {
@@ -355,6 +370,7 @@ fn trace(
                 thread: OnceLock::new(),
             })
             .collect(),
+        spawned_cpus,
     };
     install_handler(libc::SIGALRM, on_alarm);
     let counts = std::thread::scope(|scope| {
@@ -510,6 +526,9 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             c.own_sigcont = Some(pid);
         }
         self.adopt(pid, start)?;
+        if let Some(task) = self.tasks.get_mut(&pid) {
+            task.cpus_shown = self.shared.spawned_cpus;
+        }
         // SAFETY: kill has no memory effects.
         unsafe { libc::kill(pid, libc::SIGCONT) };
         Ok(())
@@ -572,8 +591,15 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                 ..ProcessStart::default()
             });
         self.adopt(tid, start)?;
+        // Pinned like its creator (whose view its creator's clone event
+        // passes on, if it comes while the task is still here), or with a
+        // mask of its own.
+        let pinned = self.shared.stations[self.id]
+            .cpu
+            .is_some_and(|cpu| CpuMask::of(tid).is_ok_and(|m| m == CpuMask::only(cpu)));
         if let Some(task) = self.tasks.get_mut(&tid) {
             task.fresh = true;
+            task.cpus_shown = self.shared.spawned_cpus.filter(|_| pinned);
         }
         Ok(())
     }
@@ -704,6 +730,13 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                         if !self.adopted_early.remove(&(child as i32)) {
                             self.adopt_created(child as i32)?;
                         }
+                        // The kernel copied the creator's mask.
+                        let shown = self.tasks.get(&pid).map(|t| t.cpus_shown);
+                        if let (Some(shown), Some(task)) =
+                            (shown, self.tasks.get_mut(&(child as i32)))
+                        {
+                            task.cpus_shown = shown;
+                        }
                     }
                 }
                 libc::PTRACE_EVENT_EXEC => self.on_exec(pid)?,
@@ -790,6 +823,7 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                 tid: pid,
                 tgid: task.tgid,
                 parked,
+                cpus_shown: task.cpus_shown,
             },
         );
         true
@@ -809,7 +843,12 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
         let options = self.shared.lock().options;
         for letter in letters {
             match letter {
-                Letter::Task { tid, tgid, parked } => {
+                Letter::Task {
+                    tid,
+                    tgid,
+                    parked,
+                    cpus_shown,
+                } => {
                     if sys::seize(tid, options).is_err() {
                         // Killed while parked: nothing more will be heard
                         // of it.
@@ -818,10 +857,14 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                         continue;
                     }
                     let _ = sys::interrupt(tid);
+                    let mut task = Task::new(tgid);
+                    task.cpus_shown = cpus_shown;
                     if let Some(cpu) = st.cpu {
+                        if task.cpus_shown.is_none() {
+                            task.cpus_shown = CpuMask::of(tid).ok();
+                        }
                         sys::pin(tid, cpu);
                     }
-                    let mut task = Task::new(tgid);
                     task.restore = Some(*parked);
                     self.tasks.insert(tid, task);
                 }
@@ -967,6 +1010,9 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
     /// Records the call task `pid` was inside as returned with `rval`:
     /// the data it produced is read now, from the stopped task.
     fn finish_call(&mut self, pid: i32, rval: i64, is_error: bool) -> Result<(), Error> {
+        if !is_error {
+            self.keep_cpus_shown(pid, rval);
+        }
         let task = self
             .tasks
             .get_mut(&pid)
@@ -1010,6 +1056,41 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             c.sink.call(&head, &task.captures)?;
         }
         self.end_superseded(pid)
+    }
+
+    /// Keeps the recorder's pin out of sight of task `pid`, stopped at the
+    /// successful exit of its call: `sched_getaffinity` of a pinned task
+    /// gets the mask the task would have had, before the call's data is
+    /// captured; after `sched_setaffinity` the target's mask is its own.
+    /// A target another tracer follows is left as the kernel says.
+    fn keep_cpus_shown(&mut self, pid: i32, rval: i64) {
+        let Some(head) = self.tasks.get(&pid).and_then(|t| t.pending.as_ref()) else {
+            return;
+        };
+        let Some(effect) = catalogue::by_nr(head.nr).map(|r| r.effect) else {
+            return;
+        };
+        let target = match head.args[0] as i32 {
+            0 => pid,
+            tid => tid,
+        };
+        let buf = head.args[2];
+        match effect {
+            Effect::SetsCpus => {
+                if let Some(task) = self.tasks.get_mut(&target) {
+                    task.cpus_shown = None;
+                }
+            }
+            Effect::ShowsCpus => {
+                let shown = self.tasks.get(&target).and_then(|t| t.cpus_shown);
+                if let Some(shown) = shown {
+                    // EFAULT: the program's buffer went meanwhile (another
+                    // thread unmapped it); it then sees the pin.
+                    let _ = shown.show(pid, buf, rval as usize);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Task `pid` is about to end, its memory still there: the kernel

@@ -1270,17 +1270,25 @@ fn threads_each_call_and_byte() {
     if one_cpu == other_cpu {
         eprintln!("NOTE: one CPU only: threads handed to the second tracer stay on it; placement not checked");
     } else {
-        let masks: Vec<u64> = (0..THREADS)
-            .map(|n| rep.int(&format!("cpus{n}")) as u64)
+        let ran_on: Vec<usize> = (0..THREADS)
+            .map(|n| rep.int(&format!("cpu{n}")) as usize)
             .collect();
-        let (one, other) = (1u64 << one_cpu, 1u64 << other_cpu);
         assert!(
-            masks.iter().all(|&m| m == one || m == other),
-            "every thread runs on one tracer's CPU: {masks:x?}"
+            ran_on.iter().all(|&c| c == one_cpu || c == other_cpu),
+            "every thread runs on one tracer's CPU: {ran_on:?}"
         );
         assert!(
-            masks.contains(&other),
-            "a thread was handed to the second tracer: {masks:x?}"
+            ran_on.contains(&other_cpu),
+            "a thread was handed to the second tracer: {ran_on:?}"
+        );
+    }
+    // Pinned or not, each thread is shown the CPUs it would have had.
+    let mine = own_cpus_first_word();
+    for n in 0..THREADS {
+        assert_eq!(
+            rep.int(&format!("cpus{n}")) as u64,
+            mine,
+            "thread {n} is shown the recorder's CPUs, not its pin"
         );
     }
     // The file holds every pattern.
@@ -1288,6 +1296,74 @@ fn threads_each_call_and_byte() {
     assert_eq!(file.len() as u64, u64::from(THREADS) * CALLS * 4096);
     assert_eq!(&file[..4096], fill(4096, 1000).as_slice());
     assert_eq!(t.exit_of(root).status, ExitStatus::Exited(0));
+}
+
+/// The first word of this thread's CPU mask: what a command recorded from
+/// it would see without the recorder's pin.
+fn own_cpus_first_word() -> u64 {
+    let mut mask = [0u64; 16];
+    // SAFETY: the kernel writes at most the buffer's size into it.
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getaffinity,
+            0,
+            std::mem::size_of_val(&mask),
+            mask.as_mut_ptr(),
+        )
+    };
+    assert!(
+        n > 0,
+        "sched_getaffinity: {}",
+        std::io::Error::last_os_error()
+    );
+    mask[0]
+}
+
+/// A program sizes its work by the CPUs it may use (`nproc`, `make -j`,
+/// `xz -T0`): recorded, it must see what it sees untraced, though the
+/// recorder pins it, its threads and its children to the tracers' CPUs;
+/// and a mask the program sets itself is what it sees from then on, in
+/// its children too.
+#[test]
+fn a_pinned_program_sees_the_cpus_it_would_have_had() {
+    let case = Case::new();
+    let exe = case.build("affinity");
+    let plain = Command::new(&exe)
+        .arg(case.work())
+        .stdin(std::process::Stdio::null())
+        .status()
+        .expect("run affinity");
+    assert!(plain.success(), "affinity failed untraced: {plain}");
+    let untraced = std::fs::read_to_string(case.work().join("report")).expect("report");
+    let (rec, rep) = case.run("affinity");
+    let traced = std::fs::read_to_string(case.work().join("report")).expect("report");
+    let without_fd = |r: &str| -> Vec<String> {
+        r.lines()
+            .filter(|l| !l.starts_with("report_fd "))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(
+        without_fd(&traced),
+        without_fd(&untraced),
+        "the program saw other CPUs recorded than untraced"
+    );
+    // The trace holds what the program saw.
+    let main_mask = rep.hex("main_mask");
+    let first = rec
+        .trace
+        .calls(libc::SYS_sched_getaffinity)
+        .into_iter()
+        .find(|e| e.tid == rec.trace.root().tid)
+        .expect("the main thread's sched_getaffinity");
+    let captured = exit_data(first, 2);
+    assert!(!captured.is_empty() && captured.len() <= main_mask.len());
+    assert_eq!(captured, &main_mask[..captured.len()]);
+    if own_cpus_first_word().count_ones() < 2 {
+        eprintln!(
+            "NOTE: one CPU only: the pin and the program's CPUs are the same; nothing was hidden"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------

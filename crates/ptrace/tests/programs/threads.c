@@ -1,9 +1,11 @@
 /* Four threads, each doing 1000 pwrite64 calls of 4 KiB with its own
  * patterns: thread t, call i writes fill(4096, t * 100000 + i + 1000) at
- * offset (t * 1000 + i) * 4096. Each reports the CPUs it may run on
- * (the recorder places threads), as the first word of its mask. */
+ * offset (t * 1000 + i) * 4096. Each reports the CPU it ran on last (the
+ * recorder places threads) and the CPUs it may run on as the kernel
+ * showed it (the first word of its mask). */
 #include "common.h"
 #include <pthread.h>
+#include <sched.h>
 
 #define THREADS 4
 #define CALLS 1000
@@ -11,6 +13,7 @@
 static long fd;
 static long tids[THREADS];
 static unsigned long cpus[THREADS];
+static int ran_on[THREADS];
 
 static void *worker(void *arg)
 {
@@ -23,6 +26,7 @@ static void *worker(void *arg)
         fill(buf, 4096, (unsigned)(t * 100000 + i + 1000));
         check(SYS4(SYS_pwrite64, fd, buf, 4096, (t * CALLS + i) * 4096) == 4096, "pwrite64");
     }
+    ran_on[t] = sched_getcpu();
     return NULL;
 }
 
@@ -43,5 +47,7 @@ int main(int argc, char **argv)
         rep("tid%ld %ld", t, tids[t]);
     for (long t = 0; t < THREADS; t++)
         rep("cpus%ld %lu", t, cpus[t]);
+    for (long t = 0; t < THREADS; t++)
+        rep("cpu%ld %d", t, ran_on[t]);
     return 0;
 }
