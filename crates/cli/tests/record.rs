@@ -737,3 +737,58 @@ fn an_exit_a_parent_was_not_told_of_is_reported() {
         "bash was taken for a listener: {shown}"
     );
 }
+
+/// A recorded command starts with the signal dispositions it would have
+/// had untraced. The recorder ignores `SIGPIPE` (as every Rust program
+/// does), and its command used to inherit that: `yes | head -c 1` ended
+/// with "Broken pipe" and status 1 instead of dying of `SIGPIPE` (141), so
+/// a script's pipelines (`set -o pipefail`) went otherwise when recorded.
+#[test]
+fn a_recorded_pipeline_ends_by_sigpipe_as_untraced() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = "(yes; echo $? > status) | head -c 1 > /dev/null; \
+                  grep SigIgn /proc/self/status > ignored";
+    let untraced = common::output_within(
+        Command::new("sh")
+            .current_dir(dir.path())
+            .args(["-c", script])
+            .stdin(std::process::Stdio::null()),
+        std::time::Duration::from_secs(60),
+    );
+    assert!(untraced.status.success(), "{}", common::show(&untraced));
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+    assert_eq!(
+        read("status").trim(),
+        "141",
+        "untraced, yes ends by SIGPIPE"
+    );
+    // Signals 1-31: glibc keeps 32 and up for itself (the recorder's
+    // glibc may handle one of those, and a handled signal is not ignored
+    // after exec), and no program can ask for them.
+    let standard_ignored = |line: String| {
+        let hex = line.trim().trim_start_matches("SigIgn:").trim();
+        u64::from_str_radix(hex, 16).expect("SigIgn in hex") & 0x7fff_ffff
+    };
+    let ignored_untraced = standard_ignored(read("ignored"));
+    for backend in ["ptrace", "auto"] {
+        let out = common::output_within(
+            Command::new(common::bin())
+                .current_dir(dir.path())
+                .args(["record", "--force", "--backend", backend, "-o", "t.rtr"])
+                .args(["--", "sh", "-c", script])
+                .stdin(std::process::Stdio::null()),
+            std::time::Duration::from_secs(120),
+        );
+        assert!(out.status.success(), "{backend}: {}", common::show(&out));
+        assert_eq!(
+            read("status").trim(),
+            "141",
+            "{backend}: yes ended by SIGPIPE"
+        );
+        assert_eq!(
+            standard_ignored(read("ignored")),
+            ignored_untraced,
+            "{backend}: the shell ignores what it ignores untraced"
+        );
+    }
+}

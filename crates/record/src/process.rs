@@ -209,6 +209,11 @@ pub fn fork_stopped(
             if setup.as_ref().is_some_and(|s| !(s.run)()) {
                 libc::_exit(SETUP_FAILED);
             }
+            // The Rust runtime ignores SIGPIPE in the recorder, and an
+            // ignored signal stays ignored across exec: without this,
+            // `yes | head` ends with "Broken pipe" instead of dying of
+            // SIGPIPE (std's Command does the same).
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
             libc::raise(libc::SIGSTOP);
             libc::execve(program.as_ptr(), argv_ptrs.as_ptr(), env_ptrs.as_ptr());
             libc::_exit(127);
