@@ -133,11 +133,11 @@ fn open_root(dir: &Path, replace: bool) -> Result<Root> {
 
 /// Runs `reanimator replay`.
 pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
-    let recorded_state = Reader::open(&a.trace, ReadOptions::default())?
+    let meta = Reader::open(&a.trace, ReadOptions::default())?
         .meta()
-        .options
-        .get("snapshot")
-        .cloned();
+        .clone();
+    let recorded_state = meta.options.get("snapshot").cloned();
+    let selection = meta.extra.contains_key("selected_from");
     if recorded_state.as_deref() == Some("off") && !a.in_place {
         eprintln!(
             "reanimator: warning: {} was recorded with --snapshot off and holds no initial \
@@ -253,11 +253,18 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
         eprintln!("{warning}");
     }
     if report.manifest_paths == 0 && report.prepared_paths > 0 {
-        // Initial states but no final ones: the recorder never wrote the
-        // manifest (it was killed; `recover` salvaged what it had).
+        // Initial states but no final ones: `select` left the manifest out
+        // (a subset of the calls does not produce it), or the recorder
+        // never wrote it (it was killed; `recover` salvaged what it had).
+        let why = if selection {
+            "it is a selection, which keeps the final state only when nothing is filtered \
+             out; calls that need what a process or call left out did show as mismatches"
+        } else {
+            "its recording did not finish"
+        };
         eprintln!(
-            "reanimator: warning: the trace holds no final state (its recording did not \
-             finish), so the files replay left were not checked"
+            "reanimator: warning: the trace holds no final state ({why}), so the files replay \
+             left were not checked"
         );
     }
     for d in &report.manifest_diffs {

@@ -285,6 +285,19 @@ fn select_output_dumps_like_the_filtered_original() {
         "{}",
         show(&rep)
     );
+    // A partial selection has no final state, and its replay says why.
+    let part = run(&[
+        "replay",
+        tmp.path().join("sel0.rtr").to_str().unwrap(),
+        "--root",
+        tmp.path().join("root-part").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&part.stderr);
+    assert!(
+        err.contains("holds no final state (it is a selection"),
+        "{}",
+        show(&part)
+    );
     // Outputs are never overwritten without --force, nor the input.
     let again = run(&["select", t, "-o", whole.to_str().unwrap()]);
     assert_eq!(again.status.code(), Some(1));
