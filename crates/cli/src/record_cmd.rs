@@ -60,7 +60,7 @@ pub struct RecordArgs {
     /// and a program's threads still spread over the CPUs (xz -T2 runs as
     /// fast as untraced; with `--cpu 0`, one tracer, 1.6x slower). `none`
     /// runs one unpinned tracer and lets the scheduler place everything.
-    #[arg(long, value_name = "CPU[,CPU...]|none")]
+    #[arg(long, value_name = "CPU[-CPU][,...]|none")]
     pub cpu: Option<String>,
     /// Initial file-system state stored for replay: `contents` (metadata
     /// and contents of every pre-existing file the program touches,
@@ -189,13 +189,12 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
     let cpus = match args.cpu.as_deref() {
         None => usable.clone(),
         Some("none") => Vec::new(),
-        Some(list) => list
-            .split(',')
-            .map(|n| n.trim().parse::<usize>())
-            .collect::<Result<_, _>>()
-            .with_context(|| {
-                format!("--cpu {list}: expected CPU numbers separated by commas, or `none`")
-            })?,
+        Some(list) => parse_cpus(list).map_err(|why| {
+            anyhow::anyhow!(
+                "--cpu {list}: expected CPU numbers and ranges separated by commas \
+                 (`0,2`, `0-3`), or `none`: {why}"
+            )
+        })?,
     };
     if let Some(cpu) = cpus.iter().find(|c| !usable.contains(c)) {
         let usable: Vec<String> = usable.iter().map(|c| c.to_string()).collect();
@@ -453,9 +452,47 @@ pub enum SnapshotArg {
     Off,
 }
 
+/// A `--cpu` list as `taskset -c` takes it (`0,2`, `0-3`, `0-1,4`), each
+/// CPU once, in the order given.
+fn parse_cpus(list: &str) -> Result<Vec<usize>, String> {
+    let mut cpus = Vec::new();
+    for part in list.split(',') {
+        let number = |n: &str| {
+            n.trim()
+                .parse::<usize>()
+                .map_err(|e| format!("{:?}: {e}", n.trim()))
+        };
+        let (first, last) = match part.split_once('-') {
+            Some((a, b)) => (number(a)?, number(b)?),
+            None => (number(part)?, number(part)?),
+        };
+        if first > last {
+            return Err(format!("{part:?}: a range runs from low to high"));
+        }
+        for cpu in first..=last.min(first + libc::CPU_SETSIZE as usize) {
+            if !cpus.contains(&cpu) {
+                cpus.push(cpu);
+            }
+        }
+    }
+    Ok(cpus)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_lists_take_ranges_like_taskset() {
+        assert_eq!(parse_cpus("0"), Ok(vec![0]));
+        assert_eq!(parse_cpus("1,0"), Ok(vec![1, 0]));
+        assert_eq!(parse_cpus("0-3"), Ok(vec![0, 1, 2, 3]));
+        assert_eq!(parse_cpus("0-1, 4"), Ok(vec![0, 1, 4]));
+        assert_eq!(parse_cpus("0,0,0-1"), Ok(vec![0, 1]));
+        for bad in ["", "abc", "1-0", "-1", "0-", "0,,1"] {
+            assert!(parse_cpus(bad).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn sizes_take_binary_suffixes() {
