@@ -14,7 +14,11 @@
 //!   `accept*`), or to `<name>` for descriptors with no path (`<socket>`,
 //!   `<eventfd2>`); `pipe`/`socketpair` map both new descriptors;
 //! - `close` forgets a descriptor; `chdir`/`fchdir` move the working
-//!   directory.
+//!   directory;
+//! - a Linux AIO `io_submit` is about the path of its requests'
+//!   descriptor, and the `io_getevents` that reaps them about the same
+//!   (requests are known by their `iocb` address); a call whose requests
+//!   name several paths is about none.
 //!
 //! Not followed: descriptors closed by `execve` (close-on-exec) or
 //! `close_range`, `fcntl(F_DUPFD)`, descriptors passed over sockets. A
@@ -23,7 +27,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use reanimator_catalogue as catalogue;
+use reanimator_catalogue::{self as catalogue, aio};
 use reanimator_fsstate::join;
 use reanimator_trace::{ExitStatus, ProcessStart, Record, Role, SyscallEvent};
 
@@ -40,6 +44,9 @@ const AT_FDCWD: i32 = -100;
 struct Process {
     cwd: Option<PathName>,
     fds: HashMap<i32, PathName>,
+    /// Linux AIO requests submitted and not yet reaped, by `iocb` address:
+    /// the path of the descriptor each names.
+    aio: HashMap<u64, Option<PathName>>,
 }
 
 /// Follows descriptors and working directories to attribute calls to
@@ -83,7 +90,7 @@ impl PathTracker {
         }
         let mut proc = Process {
             cwd: (!p.cwd.is_empty()).then(|| p.cwd.as_slice().into()),
-            fds: HashMap::new(),
+            ..Process::default()
         };
         if p.fds.is_empty() {
             if let Some(parent) = self.procs.get(&p.ppid) {
@@ -115,6 +122,8 @@ impl PathTracker {
                         None => rel.into(),
                     }
                 })
+        } else if let Some((arg, io)) = info.aio {
+            aio_path(proc, e, arg, io)
         } else {
             info.fd.and_then(|i| proc.fds.get(&arg_fd(i)).cloned())
         };
@@ -158,6 +167,50 @@ impl PathTracker {
         }
         path
     }
+}
+
+/// The one path the Linux AIO requests of `e` are about (see the module
+/// documentation); an `io_submit` remembers its requests' paths for the
+/// `io_getevents` that reaps them.
+fn aio_path(proc: &mut Process, e: &SyscallEvent, arg: u8, io: calls::Io) -> Option<PathName> {
+    let done = e
+        .exit
+        .filter(|x| !x.is_error)
+        .map_or(0, |x| x.ret.max(0) as usize);
+    let whole = e.capture_elem(
+        arg,
+        if io == calls::Io::Write {
+            Role::Entry
+        } else {
+            Role::Exit
+        },
+        0,
+    );
+    let whole = whole.and_then(|c| c.data.as_deref())?;
+    let mut paths = Vec::new();
+    match io {
+        calls::Io::Write => {
+            for (i, at) in aio::pointers(whole).enumerate().take(done) {
+                let path = e
+                    .capture_elem(arg, Role::Entry, aio::elem(i as u64, 0))
+                    .and_then(|c| c.data.as_deref())
+                    .and_then(aio::Iocb::parse)
+                    .and_then(|cb| proc.fds.get(&cb.fd).cloned());
+                proc.aio.insert(at, path.clone());
+                paths.push(path);
+            }
+        }
+        calls::Io::Read => {
+            for ev in aio::events(whole).take(done) {
+                paths.push(proc.aio.remove(&ev.obj).flatten());
+            }
+        }
+    }
+    let first = paths.first()?.clone()?;
+    paths
+        .iter()
+        .all(|p| p.as_ref() == Some(&first))
+        .then_some(first)
 }
 
 #[cfg(test)]
@@ -272,5 +325,72 @@ mod tests {
         ));
         let stat = call(nr("stat"), [0; 6], 0, vec![cap(0, Role::Entry, b"b")]);
         assert_eq!(seen(&mut t, stat).as_deref(), Some("/tmp/a/b"));
+    }
+
+    /// Linux AIO calls name their files only inside their requests.
+    #[test]
+    fn aio_calls_are_about_the_files_their_requests_name() {
+        let mut t = PathTracker::new();
+        let at = (-100i64) as u64;
+        for (fd, name) in [(3, b"/db/a".as_slice()), (4, b"/db/b".as_slice())] {
+            let open = call(
+                nr("openat"),
+                [at, 0, 0, 0, 0, 0],
+                fd,
+                vec![cap(1, Role::Entry, name)],
+            );
+            t.observe(&open);
+        }
+        let iocb = |fd: i32| {
+            let mut b = vec![0u8; aio::IOCB_LEN];
+            b[16..18].copy_from_slice(&aio::PWRITE.to_le_bytes());
+            b[20..24].copy_from_slice(&fd.to_le_bytes());
+            b
+        };
+        let submit = |addrs: &[u64], fds: &[i32]| {
+            let array: Vec<u8> = addrs.iter().flat_map(|a| a.to_le_bytes()).collect();
+            let mut caps = vec![cap(2, Role::Entry, &array)];
+            for (i, &fd) in fds.iter().enumerate() {
+                caps.push(Capture {
+                    elem: aio::elem(i as u64, 0),
+                    ..cap(2, Role::Entry, &iocb(fd))
+                });
+            }
+            call(
+                nr("io_submit"),
+                [7, addrs.len() as u64, 0, 0, 0, 0],
+                addrs.len() as i64,
+                caps,
+            )
+        };
+        let reap = |addrs: &[u64]| {
+            let events: Vec<u8> = addrs
+                .iter()
+                .flat_map(|a| [0u64, *a, 4096, 0].into_iter().flat_map(u64::to_le_bytes))
+                .collect();
+            call(
+                nr("io_getevents"),
+                [7, 1, addrs.len() as u64, 0, 0, 0],
+                addrs.len() as i64,
+                vec![cap(3, Role::Exit, &events)],
+            )
+        };
+        assert_eq!(
+            seen(&mut t, submit(&[0x100, 0x200], &[3, 3])).as_deref(),
+            Some("/db/a")
+        );
+        assert_eq!(
+            seen(&mut t, submit(&[0x300], &[4])).as_deref(),
+            Some("/db/b")
+        );
+        assert_eq!(
+            seen(&mut t, reap(&[0x200, 0x100])).as_deref(),
+            Some("/db/a")
+        );
+        assert_eq!(seen(&mut t, reap(&[0x300])).as_deref(), Some("/db/b"));
+        // Several files in one call, or a request never seen: no path.
+        assert_eq!(seen(&mut t, submit(&[0x100, 0x300], &[3, 4])), None);
+        assert_eq!(seen(&mut t, reap(&[0x100, 0x300])), None);
+        assert_eq!(seen(&mut t, reap(&[0x999])), None);
     }
 }
