@@ -357,6 +357,12 @@ fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, los
         ),
         (s.captures.unreadable, "capture", "captures", "unreadable"),
         (
+            s.captures.refused,
+            "read",
+            "reads",
+            "of memory refused by the kernel (a process made itself non-dumpable, as ssh-agent and gpg-agent do: record as root to read it)",
+        ),
+        (
             s.snapshot_unreadable,
             "pre-existing file",
             "pre-existing files",

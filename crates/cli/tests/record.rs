@@ -792,3 +792,46 @@ fn a_recorded_pipeline_ends_by_sigpipe_as_untraced() {
         );
     }
 }
+
+/// A process that makes itself non-dumpable (ssh-agent, gpg-agent) keeps
+/// its memory from a recorder without `CAP_SYS_PTRACE`: the summary says
+/// that the kernel refused those reads and what to do, instead of only
+/// counting captures unreadable.
+#[test]
+fn reads_a_non_dumpable_process_refuses_are_explained() {
+    // SAFETY: geteuid cannot fail.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test records as another user (setpriv): run it as root"
+    );
+    common::require("setpriv");
+    common::require("python3");
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    // PR_SET_DUMPABLE is 4.
+    let program = "import ctypes; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0); \
+                   open('secret', 'w').write('hidden')";
+    let out = common::output_within(
+        Command::new("setpriv")
+            .current_dir(dir.path())
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(common::bin())
+            .args(["record", "--backend", "ptrace", "-o", "t.rtr"])
+            .args(["--", "python3", "-c", program])
+            .stdin(std::process::Stdio::null()),
+        std::time::Duration::from_secs(120),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}", common::show(&out));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("secret")).unwrap(),
+        "hidden"
+    );
+    assert!(
+        err.contains("captures unreadable")
+            && err.contains("refused by the kernel (a process made itself non-dumpable"),
+        "{err}"
+    );
+}

@@ -32,8 +32,9 @@ use reanimator_trace::{
 use reanimator_record::{
     clear_stop_request, discard_stopped, exit_status, fork_stopped, inherited_outputs,
     install_handler, keep_messages_out_of, now_ns, process_start, spawned_start, stop_requested,
-    task_ids, touched_paths, watch_stop_signals, with_writer_thread, CaptureCounts, Captures,
-    DataPolicy, Error, LeftBehind, RecordSummary, SavedState, Sink, Target,
+    take_refused_reads, task_ids, touched_paths, watch_stop_signals, with_writer_thread,
+    CaptureCounts, Captures, DataPolicy, Error, LeftBehind, RecordSummary, SavedState, Sink,
+    Target,
 };
 
 use crate::capture::{capture, CallView};
@@ -333,6 +334,7 @@ fn trace(
 ) -> Result<RecordSummary, Error> {
     let _restore = SavedState::save();
     clear_stop_request();
+    take_refused_reads();
     let started = Instant::now();
     let spawned_cpus = if cpus.is_empty() {
         None
@@ -412,7 +414,10 @@ fn trace(
     c.summary.note_snapshots(&c.snap);
     let mut summary = std::mem::take(&mut c.summary);
     summary.root_status = c.root_status;
-    summary.captures = counts;
+    summary.captures = CaptureCounts {
+        refused: take_refused_reads(),
+        ..counts
+    };
     summary.duration = started.elapsed();
     Ok(summary)
 }

@@ -25,7 +25,7 @@ use std::time::Duration;
 pub use process::{
     clear_stop_request, discard_stopped, exit_status, fork_stopped, held_messages, install_handler,
     keep_messages_out_of, read_mapped, read_mem, say, spawned_start, stop_requested,
-    watch_stop_signals, ChildSetup, LeftBehind, SavedState,
+    take_refused_reads, watch_stop_signals, ChildSetup, LeftBehind, SavedState,
 };
 pub use procfs::{process_start, status, task_ids, Status};
 use reanimator_catalogue as catalogue;
@@ -69,6 +69,11 @@ pub struct CaptureCounts {
     pub truncated: u64,
     /// Captures whose memory could not be read.
     pub unreadable: u64,
+    /// Reads of a traced process's memory the kernel refused: the process
+    /// made itself non-dumpable (`PR_SET_DUMPABLE`, as ssh-agent and
+    /// gpg-agent do), and only a recorder with `CAP_SYS_PTRACE` may read
+    /// such memory. Their captures are among the unreadable ones.
+    pub refused: u64,
 }
 
 impl CaptureCounts {
@@ -77,6 +82,7 @@ impl CaptureCounts {
         CaptureCounts {
             truncated: self.truncated + other.truncated,
             unreadable: self.unreadable + other.unreadable,
+            refused: self.refused + other.refused,
         }
     }
 }

@@ -328,6 +328,17 @@ fn read_mem_forced(pid: i32, addr: u64, buf: &mut [u8]) -> usize {
     done
 }
 
+/// Reads the kernel refused since [`take_refused_reads`] last ran, in any
+/// thread of the recorder (one recording runs at a time per process).
+static REFUSED_READS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many reads of traced memory the kernel refused (`EPERM`: the
+/// process is non-dumpable) since the last call; see
+/// [`CaptureCounts::refused`](crate::CaptureCounts::refused).
+pub fn take_refused_reads() -> u64 {
+    REFUSED_READS.swap(0, std::sync::atomic::Ordering::Relaxed)
+}
+
 fn read_mem_vm(pid: i32, addr: u64, buf: &mut [u8]) -> usize {
     let mut done = 0;
     while done < buf.len() {
@@ -343,7 +354,11 @@ fn read_mem_vm(pid: i32, addr: u64, buf: &mut [u8]) -> usize {
         let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
         if n <= 0 {
             // Unmapped memory (a partial read already stopped at the first
-            // bad page) or the task is gone: keep what was read.
+            // bad page), the task is gone, or it is not ours to read: keep
+            // what was read.
+            if std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM) {
+                REFUSED_READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
             break;
         }
         done += n as usize;
