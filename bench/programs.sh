@@ -1,9 +1,11 @@
 #!/bin/bash
 # Records each of a set of everyday programs with both back ends and
 # replays each trace into an empty root, then prints one line per
-# program and back end: the command's status, replay's status, its
-# mismatches and the paths that differ. A survey of fidelity, not of
-# speed. Programs whose tool is missing are skipped, and said so.
+# program and back end: the command's status, whether its output and
+# status were those of an untraced run (`as-run`: the program saw
+# nothing of the recorder), replay's status, its mismatches and the
+# paths that differ. A survey of fidelity, not of speed. Programs whose
+# tool is missing are skipped, and said so.
 #
 # Usage: bench/programs.sh [BIN] [ROOT-DIR]
 #   BIN defaults to target/release/reanimator; ROOT-DIR (default: a
@@ -42,8 +44,22 @@ programs=(
     "script|script|script -qc 'ls -la / src > listing' typescript"
     "symlinks|ln cp|ln -s /etc/hostname abs && cat abs > got && mkdir d && ln -s ../src/services d/rel && ln -s d dl && cp dl/rel copy"
     "deep|mkdir|for i in \$(seq 250); do mkdir dddddddddddddddddddd && cd dddddddddddddddddddd || exit 1; done; echo deep > leaf && cat leaf > leaf2"
+    "nproc|nproc|nproc"
+    "pipeline|yes head|yes | head -c 1 > /dev/null; echo \${PIPESTATUS[0]}"
 )
-printf '%-10s %-7s %6s %6s %11s %7s\n' program backend status replay mismatches differ
+# A fresh working directory for one run of a program.
+setup() {
+    mkdir -p "$1/src"
+    cp -r /usr/share/doc/git "$1/src/" 2> /dev/null
+    cp /etc/services "$1/src/"
+    seq 1 200000 > "$1/src/nums"
+}
+# What the command printed and how it ended, its directory's name taken out.
+outcome() {
+    sed "s#$1#W#g" "$1/out"
+    echo "status $2"
+}
+printf '%-10s %-7s %6s %6s %6s %11s %7s\n' program backend status as-run replay mismatches differ
 for entry in "${programs[@]}"; do
     IFS='|' read -r name tools cmd <<<"$entry"
     missing=""
@@ -52,15 +68,19 @@ for entry in "${programs[@]}"; do
         printf '%-10s skipped: missing%s\n' "$name" "$missing"
         continue
     fi
+    plain="$work/$name-plain"
+    setup "$plain"
+    (cd "$plain" && timeout 600 bash -c "$cmd" < /dev/null > out 2> /dev/null)
+    untraced=$(outcome "$plain" $?)
+    rm -rf "$plain"
     for backend in ptrace ebpf; do
         w="$work/$name-$backend"
-        mkdir -p "$w/src"
-        cp -r /usr/share/doc/git "$w/src/" 2> /dev/null
-        cp /etc/services "$w/src/"
-        seq 1 200000 > "$w/src/nums"
+        setup "$w"
         (cd "$w" && timeout 600 "$bin" record --backend "$backend" --force -o t.rtr -- bash -c "$cmd" \
-            < /dev/null > /dev/null 2> rec.err)
+            < /dev/null > out 2> rec.err)
         status=$?
+        same=no
+        [ "$(outcome "$w" $status)" = "$untraced" ] && same=yes
         root="$roots/root-$name-$backend"
         rm -rf "$root"
         timeout 600 "$bin" replay "$w/t.rtr" --root "$root" > "$w/rep.out" 2>&1
@@ -68,7 +88,7 @@ for entry in "${programs[@]}"; do
         rm -rf "$root"
         mism=$(grep -o '[0-9]* mismatches;' "$w/rep.out" | grep -o '[0-9]*')
         differ=$(grep -o '[0-9]* differ$' "$w/rep.out" | grep -o '[0-9]*')
-        printf '%-10s %-7s %6s %6s %11s %7s\n' "$name" "$backend" "$status" "$replay" "${mism:-?}" "${differ:-?}"
+        printf '%-10s %-7s %6s %6s %6s %11s %7s\n' "$name" "$backend" "$status" "$same" "$replay" "${mism:-?}" "${differ:-?}"
         rm -rf "$w"
     done
 done

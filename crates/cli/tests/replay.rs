@@ -396,6 +396,37 @@ fn a_shell_session_with_coreutils() {
     );
 }
 
+/// `yes | head -c 1`: `yes` fills the 64 KiB pipe, and its last write
+/// waits until `head` exits, then fails with `EPIPE` (and `SIGPIPE`).
+/// Replay's pipes hold 1 MiB, so that write, issued, found room and
+/// succeeded: a mismatch in nearly every replay, with both back ends. A
+/// write that failed with `EPIPE` passed no byte and is not issued.
+#[test]
+fn a_write_whose_reader_left_replays_clean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    for backend in ["ptrace", "auto"] {
+        let trace = record_with(
+            tmp.path(),
+            &work,
+            backend,
+            &[
+                "bash",
+                "-c",
+                "yes | head -c 1 > one; echo ${PIPESTATUS[0]} > status",
+            ],
+        );
+        assert_eq!(
+            std::fs::read_to_string(work.join("status")).unwrap(),
+            "141\n",
+            "{backend}: yes died of SIGPIPE"
+        );
+        let err = replay_clean(tmp.path(), &trace, &[]);
+        assert!(err.contains(" 0 mismatches"), "{backend}: {err}");
+    }
+}
+
 /// Everyday programs over a tree that existed before recording, each
 /// recorded and replayed into an empty root. Each found a replay bug once:
 /// listing directories the trace never names entries of (find, Python's

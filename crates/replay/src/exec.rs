@@ -506,13 +506,17 @@ impl Thread<'_> {
         self.moved = 0;
         self.acting.assume(self.proc.creds.as_ref());
         let expected = Self::expected(ev);
-        if expected == -i64::from(libc::EFAULT) || expected == -i64::from(libc::EAGAIN) {
+        let did_nothing = [libc::EFAULT, libc::EAGAIN, libc::EPIPE];
+        if did_nothing.iter().any(|&e| expected == -i64::from(e)) {
             // The call did nothing: the program handed the kernel a bad
-            // address (every address replay hands over is valid), or the
+            // address (every address replay hands over is valid), the
             // call would have blocked (a non-blocking pipe was empty or
-            // full at that moment). Issued now it could find another
-            // moment's state: read data a later call recorded, or the end
-            // of a pipe whose writer has exited since.
+            // full at that moment), or the reading end had gone (a write
+            // that passed no byte: `yes | head`, whose last write waited
+            // on a full pipe that replay's larger one has room in). Issued
+            // now it could find another moment's state: read data a later
+            // call recorded, or the end of a pipe whose writer has exited
+            // since.
             return Outcome::Simulated(None);
         }
         if let Some(o) = self.effect(ev, row) {
