@@ -58,8 +58,11 @@ pub struct RecordArgs {
     /// that follows it, new ones going to the least busy tracer: a stop
     /// then wakes the other side on the same core, which is much cheaper,
     /// and a program's threads still spread over the CPUs (xz -T2 runs as
-    /// fast as untraced; with `--cpu 0`, one tracer, 1.6x slower). `none`
-    /// runs one unpinned tracer and lets the scheduler place everything.
+    /// fast as untraced; with `--cpu 0`, one tracer, 1.6x slower). The
+    /// program is still shown the CPUs it would have had
+    /// (`sched_getaffinity`), so `nproc` and thread pools are as untraced.
+    /// Ranges as `taskset -c` takes them (`0-3`). `none` runs one unpinned
+    /// tracer and lets the scheduler place everything.
     #[arg(long, value_name = "CPU[-CPU][,...]|none")]
     pub cpu: Option<String>,
     /// Initial file-system state stored for replay: `contents` (metadata
