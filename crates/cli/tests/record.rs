@@ -101,12 +101,7 @@ fn default_name_never_replaces_a_trace() {
 /// removed it: the next `> /dev/null` made a regular file.
 #[test]
 fn a_device_as_output_is_written_to_never_replaced() {
-    // SAFETY: geteuid cannot fail.
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test makes a null device node (mknod): run it as root"
-    );
+    common::require_root("makes a null device node (mknod)");
     use std::os::unix::fs::{FileTypeExt, PermissionsExt};
     let dir = tempfile::tempdir().unwrap();
     let null = dir.path().join("null");
@@ -799,12 +794,7 @@ fn a_recorded_pipeline_ends_by_sigpipe_as_untraced() {
 /// counting captures unreadable.
 #[test]
 fn reads_a_non_dumpable_process_refuses_are_explained() {
-    // SAFETY: geteuid cannot fail.
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test records as another user (setpriv): run it as root"
-    );
+    common::require_root("records as another user (setpriv)");
     common::require("setpriv");
     common::require("python3");
     use std::os::unix::fs::PermissionsExt;

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 mod common;
-use common::{bin, output_within, require, show};
+use common::{bin, output_within, require, require_root, show};
 
 /// Records `argv` in `work`, then replays into a fresh root and asserts a
 /// clean replay. Returns the replay's stderr.
@@ -758,12 +758,7 @@ impl XfsMount {
     /// root and xfsprogs; CI has both.
     fn new(dir: &Path) -> XfsMount {
         require("mkfs.xfs");
-        // SAFETY: geteuid cannot fail.
-        assert_eq!(
-            unsafe { libc::geteuid() },
-            0,
-            "this test mounts an XFS image on a loop device and needs root (CI runs as root)"
-        );
+        require_root("mounts an XFS image on a loop device");
         let img = dir.join("xfs.img");
         std::fs::File::create(&img)
             .unwrap()
@@ -979,12 +974,7 @@ fn a_tree_deeper_than_path_max_replays_clean() {
 /// listing of the new `/` mismatched, and `/pre` was not there.
 #[test]
 fn a_process_that_changes_its_root_replays_clean() {
-    // SAFETY: geteuid cannot fail.
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test records chroot: run it as root"
-    );
+    require_root("records chroot");
     let tmp = tempfile::tempdir().unwrap();
     let exe = program(tmp.path(), "chroot");
     for backend in ["ptrace", "auto"] {
@@ -1058,12 +1048,7 @@ fn pipes_opened_by_their_dev_fd_names_replay_clean() {
 /// nul` then made a regular file, and 7 calls and 2 paths mismatched.
 #[test]
 fn device_nodes_replay_inert() {
-    // SAFETY: geteuid cannot fail.
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test records mknod of device nodes: run it as root"
-    );
+    require_root("records mknod of device nodes");
     let tmp = tempfile::tempdir().unwrap();
     let work = tmp.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
@@ -1450,12 +1435,7 @@ fn threads_writing_disjoint_ranges_replay_clean_in_commute_order() {
 /// can use (temporary directories are private to root).
 fn shared_work(tmp: &Path, owner: &str) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
-    // SAFETY: geteuid cannot fail.
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test runs a program as another user: run it as root"
-    );
+    require_root("runs a program as another user");
     std::fs::set_permissions(tmp, std::fs::Permissions::from_mode(0o755)).unwrap();
     let work = tmp.join("work");
     std::fs::create_dir_all(&work).unwrap();

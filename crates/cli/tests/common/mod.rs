@@ -19,6 +19,15 @@ pub fn require(tool: &str) {
     );
 }
 
+/// Fails the test unless it runs as root, saying what it does that needs
+/// root (CI runs as root, so these tests always run there).
+#[allow(dead_code)] // each test crate compiles this module; not all use it
+pub fn require_root(what: &str) {
+    // SAFETY: geteuid cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    assert_eq!(euid, 0, "this test {what}: run it as root");
+}
+
 /// A finished command's status and output, for assertion messages.
 pub fn show(o: &Output) -> String {
     format!(
