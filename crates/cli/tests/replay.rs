@@ -749,14 +749,13 @@ fn fio_with_several_jobs() {
     }
 }
 
-/// An XFS image mounted on a loop device for one test, unmounted when
-/// dropped.
-struct XfsMount(PathBuf);
+/// A file system mounted for one test, unmounted when dropped.
+struct Mount(PathBuf);
 
-impl XfsMount {
-    /// Makes a 320 MiB (sparse) XFS image in `dir` and mounts it. Needs
-    /// root and xfsprogs; CI has both.
-    fn new(dir: &Path) -> XfsMount {
+impl Mount {
+    /// Makes a 320 MiB (sparse) XFS image in `dir` and mounts it on a loop
+    /// device. Needs root and xfsprogs; CI has both.
+    fn xfs(dir: &Path) -> Mount {
         require("mkfs.xfs");
         require_root("mounts an XFS image on a loop device");
         let img = dir.join("xfs.img");
@@ -770,22 +769,82 @@ impl XfsMount {
             .output()
             .unwrap();
         assert!(mk.status.success(), "mkfs.xfs: {}", show(&mk));
-        let mnt = dir.join("xfs");
-        std::fs::create_dir_all(&mnt).unwrap();
+        Mount::new(&img, &dir.join("xfs"), &["-o", "loop"])
+    }
+
+    /// Mounts a small tmpfs at `dir/NAME` with `options` (`-o`). Needs
+    /// root.
+    fn tmpfs(dir: &Path, name: &str, options: &str) -> Mount {
+        require_root("mounts a tmpfs");
+        Mount::new(
+            Path::new("tmpfs"),
+            &dir.join(name),
+            &["-t", "tmpfs", "-o", &format!("size=16m,{options}")],
+        )
+    }
+
+    fn new(source: &Path, at: &Path, options: &[&str]) -> Mount {
+        std::fs::create_dir_all(at).unwrap();
         let m = Command::new("mount")
-            .args(["-o", "loop"])
-            .arg(&img)
-            .arg(&mnt)
+            .args(options)
+            .arg(source)
+            .arg(at)
             .output()
             .unwrap();
         assert!(m.status.success(), "mount: {}", show(&m));
-        XfsMount(mnt)
+        Mount(at.to_path_buf())
     }
 }
 
-impl Drop for XfsMount {
+impl Drop for Mount {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Calls that failed because of where the recording ran, not because of
+/// the files: `mv` from another file system (a tmpfs `/tmp`, as on Debian
+/// 13, Fedora or Arch) tries `rename`, which fails with `EXDEV`, then
+/// copies and unlinks (`cp` tries `ioctl(FICLONE)` and `copy_file_range`,
+/// which fail the same way); a read-only mount refuses with `EROFS`; a
+/// running program's file refuses writers with `ETXTBSY`. The replay root
+/// is one writable file system and replay runs no program, so each such
+/// call would succeed: replay takes it as one that did nothing (before,
+/// 41 mismatches and 3 paths differing for the moves alone: the replayed
+/// `rename` moved the file the copy then read).
+#[test]
+fn calls_refused_by_mounts_or_running_programs_replay_clean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let other = Mount::tmpfs(tmp.path(), "other", "rw");
+    let read_only = Mount::tmpfs(tmp.path(), "ro", "ro");
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let (t, ro) = (other.0.display(), read_only.0.display());
+    let script = format!(
+        "echo data > {t}/x && mv {t}/x moved && cp moved {t}/copy && mv moved {t}/back \
+         && cat {t}/back {t}/copy > both; touch {ro}/f; mkdir {ro}/d; \
+         cp /bin/sleep s; ./s 1 & until [ \"$(readlink /proc/$!/exe)\" = \"$PWD/s\" ]; \
+         do sleep 0.01; done; echo x > s; wait"
+    );
+    for backend in ["ptrace", "auto"] {
+        for f in ["back", "copy"] {
+            let _ = std::fs::remove_file(other.0.join(f));
+        }
+        let trace = record_with(tmp.path(), &work, backend, &["bash", "-c", &script]);
+        assert_eq!(
+            std::fs::read_to_string(work.join("both")).unwrap(),
+            "data\ndata\n"
+        );
+        let text = dump(&trace);
+        for errno in ["EXDEV", "EROFS", "ETXTBSY"] {
+            assert!(
+                text.lines()
+                    .any(|l| l.contains(&format!(") = -1 {errno} "))),
+                "{backend}: no call failed with {errno}:\n{text}"
+            );
+        }
+        let err = replay_clean(tmp.path(), &trace, &[]);
+        assert!(err.contains(" 0 mismatches"), "{backend}: {err}");
     }
 }
 
@@ -796,7 +855,7 @@ impl Drop for XfsMount {
 #[test]
 fn cp_on_xfs_clones_and_replays_onto_any_file_system() {
     let tmp = tempfile::tempdir().unwrap();
-    let xfs = XfsMount::new(tmp.path());
+    let xfs = Mount::xfs(tmp.path());
     let work = xfs.0.join("work");
     std::fs::create_dir_all(&work).unwrap();
     let data: Vec<u8> = (0..3_000_001u32)

@@ -489,6 +489,40 @@ fn advance(iovs: &mut Vec<libc::iovec>, mut n: usize) {
     }
 }
 
+/// Errors after which a call did nothing, and whose cause replay does not
+/// reproduce, so the call is simulated: issued now, it would succeed, or
+/// find another moment's state.
+///
+/// - `EFAULT`: the program handed the kernel a bad address (every address
+///   replay hands over is valid).
+/// - `EAGAIN`: a non-blocking call would have blocked (a pipe was empty or
+///   full at that moment); issued now it could read data a later call
+///   recorded.
+/// - `EPIPE`: the reading end had gone (`yes | head`: the last write
+///   waited on a full pipe that replay's larger one has room in).
+/// - `EXDEV`, `EBUSY`: the call crossed, or stood on, a mount point; the
+///   replay root is one file system (`mv` from a tmpfs `/tmp` falls back
+///   to copying when `rename` fails so; a replayed `rename` moved the file
+///   and the copy that followed failed).
+/// - `EROFS`: a read-only mount; the replay root is writable.
+/// - `ETXTBSY`: a program was running from the file; replay runs none.
+/// - `ENOSPC`, `EDQUOT`: the recorded file system was full; the replay
+///   root may not be.
+/// - `EMFILE`, `ENFILE`: descriptor limits, which replay raises.
+const DID_NOTHING: [i32; 11] = [
+    libc::EFAULT,
+    libc::EAGAIN,
+    libc::EPIPE,
+    libc::EXDEV,
+    libc::EBUSY,
+    libc::EROFS,
+    libc::ETXTBSY,
+    libc::ENOSPC,
+    libc::EDQUOT,
+    libc::EMFILE,
+    libc::ENFILE,
+];
+
 fn raw_syscall(nr: u32, a: &[u64; 6]) -> i64 {
     // SAFETY: every pointer argument was translated to memory owned by the
     // caller's `Keep` (or NULL); descriptors are the replayer's own.
@@ -506,17 +540,7 @@ impl Thread<'_> {
         self.moved = 0;
         self.acting.assume(self.proc.creds.as_ref());
         let expected = Self::expected(ev);
-        let did_nothing = [libc::EFAULT, libc::EAGAIN, libc::EPIPE];
-        if did_nothing.iter().any(|&e| expected == -i64::from(e)) {
-            // The call did nothing: the program handed the kernel a bad
-            // address (every address replay hands over is valid), the
-            // call would have blocked (a non-blocking pipe was empty or
-            // full at that moment), or the reading end had gone (a write
-            // that passed no byte: `yes | head`, whose last write waited
-            // on a full pipe that replay's larger one has room in). Issued
-            // now it could find another moment's state: read data a later
-            // call recorded, or the end of a pipe whose writer has exited
-            // since.
+        if DID_NOTHING.iter().any(|&e| expected == -i64::from(e)) {
             return Outcome::Simulated(None);
         }
         if let Some(o) = self.effect(ev, row) {
