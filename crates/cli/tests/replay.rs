@@ -807,8 +807,9 @@ impl Drop for Mount {
 /// 13, Fedora or Arch) tries `rename`, which fails with `EXDEV`, then
 /// copies and unlinks (`cp` tries `ioctl(FICLONE)` and `copy_file_range`,
 /// which fail the same way); a read-only mount refuses with `EROFS`; a
-/// running program's file refuses writers with `ETXTBSY`. The replay root
-/// is one writable file system and replay runs no program, so each such
+/// running program's file refuses writers with `ETXTBSY`; `ulimit -f`
+/// refuses a write with `EFBIG`. The replay root is one writable file
+/// system, and replay runs no program and sets no limit, so each such
 /// call would succeed: replay takes it as one that did nothing (before,
 /// 41 mismatches and 3 paths differing for the moves alone: the replayed
 /// `rename` moved the file the copy then read).
@@ -824,7 +825,7 @@ fn calls_refused_by_mounts_or_running_programs_replay_clean() {
         "echo data > {t}/x && mv {t}/x moved && cp moved {t}/copy && mv moved {t}/back \
          && cat {t}/back {t}/copy > both; touch {ro}/f; mkdir {ro}/d; \
          cp /bin/sleep s; ./s 1 & until [ \"$(readlink /proc/$!/exe)\" = \"$PWD/s\" ]; \
-         do sleep 0.01; done; echo x > s; wait"
+         do sleep 0.01; done; echo x > s; wait; (ulimit -f 8; trap '' XFSZ; seq 100000 > big)"
     );
     for backend in ["ptrace", "auto"] {
         for f in ["back", "copy"] {
@@ -836,7 +837,7 @@ fn calls_refused_by_mounts_or_running_programs_replay_clean() {
             "data\ndata\n"
         );
         let text = dump(&trace);
-        for errno in ["EXDEV", "EROFS", "ETXTBSY"] {
+        for errno in ["EXDEV", "EROFS", "ETXTBSY", "EFBIG"] {
             assert!(
                 text.lines()
                     .any(|l| l.contains(&format!(") = -1 {errno} "))),

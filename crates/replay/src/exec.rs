@@ -508,8 +508,10 @@ fn advance(iovs: &mut Vec<libc::iovec>, mut n: usize) {
 /// - `ETXTBSY`: a program was running from the file; replay runs none.
 /// - `ENOSPC`, `EDQUOT`: the recorded file system was full; the replay
 ///   root may not be.
+/// - `EFBIG`: a write went past the file-size limit (`ulimit -f`), which
+///   replay does not set, or past what the recorded file system holds.
 /// - `EMFILE`, `ENFILE`: descriptor limits, which replay raises.
-const DID_NOTHING: [i32; 11] = [
+const DID_NOTHING: [i32; 12] = [
     libc::EFAULT,
     libc::EAGAIN,
     libc::EPIPE,
@@ -519,6 +521,7 @@ const DID_NOTHING: [i32; 11] = [
     libc::ETXTBSY,
     libc::ENOSPC,
     libc::EDQUOT,
+    libc::EFBIG,
     libc::EMFILE,
     libc::ENFILE,
 ];
