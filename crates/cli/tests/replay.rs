@@ -1559,6 +1559,66 @@ fn a_program_that_drops_to_another_user_replays_with_its_ids() {
     }
 }
 
+/// A user who is not root records with ptrace and replays as themselves:
+/// the replay root's files are all theirs, yet the program must meet the
+/// same files and the same refusals. Before, preparing failed outright on
+/// a read-only file of the user's own (its contents were written after
+/// its mode), every `stat` of a system file mismatched on its owner, root's
+/// private directory let the user in (`ENOENT` where the recording had
+/// `EACCES`), and the root left behind could not be removed without root.
+#[test]
+fn a_user_without_root_replays_their_own_recording() {
+    use std::os::unix::fs::PermissionsExt;
+    require("setpriv");
+    let tmp = tempfile::tempdir().unwrap();
+    let work = shared_work(tmp.path(), "nobody");
+    let out = tmp.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::os::unix::fs::chown(&out, Some(65534), Some(65534)).unwrap();
+    // The test binary may sit under a private directory: nobody runs a copy.
+    let rea = tmp.path().join("reanimator");
+    std::fs::copy(bin(), &rea).unwrap();
+    std::fs::write(work.join("ro"), "read-only\n").unwrap();
+    std::os::unix::fs::chown(work.join("ro"), Some(65534), Some(65534)).unwrap();
+    std::fs::set_permissions(work.join("ro"), std::fs::Permissions::from_mode(0o444)).unwrap();
+    let as_nobody = [
+        "setpriv",
+        "--reuid=nobody",
+        "--regid=nogroup",
+        "--clear-groups",
+    ];
+    let run = |args: &[&str], dir: &Path| {
+        let mut cmd = Command::new(as_nobody[0]);
+        cmd.args(&as_nobody[1..])
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::null());
+        let o = output_within(&mut cmd, Duration::from_secs(120));
+        assert!(o.status.success(), "{args:?}: {}", show(&o));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let trace = out.join("t.rtr");
+    let script = "cat ro > copy; stat -c '%U %a' /usr/bin/env /root > st; \
+        ls /root > /dev/null 2>&1; PATH=/root/bin:$PATH; env true";
+    let rea = rea.to_str().unwrap();
+    let t = trace.to_str().unwrap();
+    run(&[rea, "record", "-o", t, "--", "sh", "-c", script], &work);
+    assert_eq!(
+        std::fs::read_to_string(work.join("st")).unwrap(),
+        "root 755\nroot 700\n"
+    );
+    let text = dump(&trace);
+    assert!(text.contains("EACCES"), "/root did not refuse nobody");
+    let root = out.join("root");
+    let err = run(&[rea, "replay", t, "--root", root.to_str().unwrap()], &out);
+    assert!(
+        err.contains(" 0 mismatches") && err.contains(" 0 differ"),
+        "{err}"
+    );
+    assert!(err.contains("owner permission bits"), "{err}");
+    run(&["rm", "-rf", root.to_str().unwrap()], &out);
+}
+
 /// `nobody` may write in `shared` (root's, group 4343, mode 2770) only
 /// through supplementary group 4343: gained with `setgroups` in the trace
 /// (`setpriv --groups`), or held from the start (the recorder itself runs

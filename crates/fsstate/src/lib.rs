@@ -18,14 +18,18 @@ holds both halves and the confinement they share:
   record the state of paths the trace touches for the first time, and at
   the end to write the manifest.
 - [`Preparer`]: builds a replay root from those recorded states.
+- [`Owners`], [`Viewer`]: which owners a replay reproduces, and the access
+  a replay that is not root keeps in other users' paths instead.
 */
 
+mod owners;
 mod paths;
 mod prepare;
 mod root;
 mod snapshot;
 mod state;
 
+pub use owners::{Owners, Viewer};
 pub use paths::{inherited_output, is_pseudo, join, join_as_called};
 pub use prepare::{PrepareReport, Preparer};
 pub use root::{cstring, fd_path, host_name, Root};

@@ -6,6 +6,7 @@ use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 
 use reanimator_trace::{FileKind, PathState, Record};
 
+use crate::owners::Viewer;
 use crate::root::{fd_path, Root};
 use crate::state::{fstat_nofollow, kind_of};
 
@@ -19,8 +20,12 @@ pub struct PrepareReport {
     /// Sockets, and device nodes when not root, not created (root makes
     /// device nodes inert, numbered 0:0).
     pub skipped_special: u64,
-    /// Owners not set because the replayer is not root.
+    /// Paths of other users (or of groups the replayer is not in) left
+    /// the replayer's, because the replayer is not root.
     pub owners_skipped: u64,
+    /// Of those, paths whose owner permission bits were set to the access
+    /// the recorded user had (see [`Viewer`]).
+    pub access_kept: u64,
     /// The root directory was given search permission for every user: it
     /// stands for `/`, and a root replayer acts with traced processes'
     /// own user ids, which could not look up anything in it otherwise.
@@ -32,9 +37,21 @@ pub struct Preparer<'r> {
     root: &'r Root,
     replace: bool,
     is_root: bool,
+    /// The replayer's effective user and group ids.
+    euid: u32,
+    egid: u32,
+    /// Whose access a replayer that is not root keeps in the owner bits of
+    /// other users' paths.
+    viewer: Option<Viewer>,
+    /// Regular files' modes, applied after their contents are written (a
+    /// replayer that is not root cannot write a read-only file of its own).
+    file_modes: HashMap<Vec<u8>, u32>,
     /// Directory modes, applied last so read-only directories do not stop
     /// their children from being created.
     dir_modes: Vec<(Vec<u8>, u32)>,
+    /// The recorded mode of `/`, for the root directory, applied at the
+    /// very end.
+    root_mode: Option<u32>,
     /// File capabilities (`security.capability`), set last: the kernel
     /// drops them when the file is written or changes owner, which
     /// preparing does after a state is applied.
@@ -65,11 +82,38 @@ impl<'r> Preparer<'r> {
             replace,
             // SAFETY: geteuid cannot fail.
             is_root: unsafe { libc::geteuid() } == 0,
+            // SAFETY: as above.
+            euid: unsafe { libc::geteuid() },
+            // SAFETY: getegid cannot fail.
+            egid: unsafe { libc::getegid() },
+            viewer: None,
+            file_modes: HashMap::new(),
             dir_modes: Vec::new(),
+            root_mode: None,
             capabilities: Vec::new(),
             links: HashMap::new(),
             root_state_applied: false,
             report: PrepareReport::default(),
+        }
+    }
+
+    /// Keeps `viewer`'s access to other users' paths, when not root; for
+    /// the states applied from now on.
+    pub fn set_viewer(&mut self, viewer: Viewer) {
+        self.viewer = Some(viewer);
+    }
+
+    /// The mode to give a path recorded as `s`: as recorded, except that
+    /// a replayer that is not root owns other users' paths, so their owner
+    /// bits become the recorded user's access.
+    fn mode_for(&mut self, s: &PathState) -> u32 {
+        match &self.viewer {
+            Some(v) if !self.is_root && s.uid != self.euid => {
+                let mode = v.as_owner(s.mode, s.uid, s.gid, s.kind == FileKind::Directory);
+                self.report.access_kept += u64::from(mode != s.mode);
+                mode
+            }
+            _ => s.mode,
         }
     }
 
@@ -123,8 +167,7 @@ impl<'r> Preparer<'r> {
             if s.path == b"/" && s.kind == FileKind::Directory && !self.root_state_applied {
                 // The root stands for `/`: it gets `/`'s mode and owner.
                 let p = fd_path(self.root.fd());
-                // SAFETY: a NUL-terminated path to the root directory.
-                cvt(unsafe { libc::chmod(p.as_ptr(), s.mode & 0o7777) })?;
+                self.root_mode = Some(self.mode_for(s) & 0o7777);
                 if self.is_root {
                     // SAFETY: as above.
                     cvt(unsafe { libc::chown(p.as_ptr(), s.uid, s.gid) })?;
@@ -133,6 +176,7 @@ impl<'r> Preparer<'r> {
             }
             return Ok(());
         }
+        self.file_modes.remove(&s.path);
         let now = self.existing(&s.path);
         if now.is_some() && now != Some(s.kind) {
             // Something recorded absent but already here (not a directory)
@@ -173,7 +217,8 @@ impl<'r> Preparer<'r> {
                     // SAFETY: valid descriptor and C string.
                     cvt(unsafe { libc::mkdirat(dfd, name.as_ptr(), 0o700) })?;
                 }
-                self.dir_modes.push((s.path.clone(), s.mode));
+                let mode = self.mode_for(s);
+                self.dir_modes.push((s.path.clone(), mode));
             }
             FileKind::Regular => {
                 // SAFETY: as above; O_NOFOLLOW keeps the open on this entry.
@@ -195,8 +240,8 @@ impl<'r> Preparer<'r> {
                 // SAFETY: valid descriptor.
                 cvt(unsafe { libc::ftruncate(fd.as_raw_fd(), s.size as i64) })?;
                 self.set_xattrs(&fd, s);
-                // SAFETY: valid descriptor.
-                cvt(unsafe { libc::fchmod(fd.as_raw_fd(), s.mode) })?;
+                let mode = self.mode_for(s);
+                self.file_modes.insert(s.path.clone(), mode);
             }
             FileKind::Symlink => {
                 if !exists {
@@ -210,8 +255,9 @@ impl<'r> Preparer<'r> {
                     // SAFETY: as above.
                     cvt(unsafe { libc::mknodat(dfd, name.as_ptr(), libc::S_IFIFO | 0o600, 0) })?;
                 }
+                let mode = self.mode_for(s);
                 // SAFETY: as above.
-                cvt(unsafe { libc::fchmodat(dfd, name.as_ptr(), s.mode, 0) })?;
+                cvt(unsafe { libc::fchmodat(dfd, name.as_ptr(), mode, 0) })?;
             }
             FileKind::CharDevice | FileKind::BlockDevice if self.is_root => {
                 if !exists {
@@ -233,18 +279,28 @@ impl<'r> Preparer<'r> {
                 return Ok(());
             }
         }
+        // Regular files get their modes (set-id bits, which `chown`
+        // clears, included) after this, in `finish`.
         if self.is_root {
             // SAFETY: as above; never follows a link.
             cvt(unsafe {
                 libc::fchownat(dfd, name.as_ptr(), s.uid, s.gid, libc::AT_SYMLINK_NOFOLLOW)
             })?;
-            if s.kind == FileKind::Regular && s.mode & 0o6000 != 0 {
-                // chown clears set-id bits; put them back.
-                // SAFETY: as above.
-                cvt(unsafe { libc::fchmodat(dfd, name.as_ptr(), s.mode, 0) })?;
-            }
-        } else {
+        } else if s.uid != self.euid {
             self.report.owners_skipped += 1;
+        } else if s.gid != self.egid {
+            // A user may give their file to any group they are in.
+            // SAFETY: as above; never follows a link.
+            let r = unsafe {
+                libc::fchownat(
+                    dfd,
+                    name.as_ptr(),
+                    u32::MAX,
+                    s.gid,
+                    libc::AT_SYMLINK_NOFOLLOW,
+                )
+            };
+            self.report.owners_skipped += u64::from(r != 0);
         }
         self.report.paths += 1;
         Ok(())
@@ -295,12 +351,26 @@ impl<'r> Preparer<'r> {
 
     /// Applies the deferred directory modes.
     pub fn finish(mut self) -> io::Result<PrepareReport> {
+        for (path, mode) in std::mem::take(&mut self.file_modes) {
+            let (dir, name) = self.root.parent(&path)?;
+            // SAFETY: valid descriptor and C string.
+            match cvt(unsafe { libc::fchmodat(dir.as_raw_fd(), name.as_ptr(), mode, 0) }) {
+                // A later state removed it with a directory above it.
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+                r => r?,
+            }
+        }
         for (path, mode) in self.dir_modes.iter().rev() {
             let (dir, name) = self.root.parent(path)?;
             // SAFETY: valid descriptor and C string.
             cvt(unsafe { libc::fchmodat(dir.as_raw_fd(), name.as_ptr(), *mode, 0) })?;
         }
         self.dir_modes.clear();
+        if let Some(mode) = self.root_mode {
+            let p = fd_path(self.root.fd());
+            // SAFETY: a NUL-terminated path to the root directory.
+            cvt(unsafe { libc::chmod(p.as_ptr(), mode) })?;
+        }
         for (path, value) in std::mem::take(&mut self.capabilities) {
             if let Ok(fd) = self.root.locate(&path, false) {
                 set_xattr(&fd, CAPABILITY, &value);

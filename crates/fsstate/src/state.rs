@@ -8,6 +8,7 @@ use std::os::unix::fs::FileExt;
 
 use reanimator_trace::{ContentHash, ContentNote, FileKind, PathPhase, PathState, HASH_PIECE};
 
+use crate::owners::Owners;
 use crate::root::{fd_path, Root};
 
 /// `fstatat(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)`.
@@ -371,9 +372,9 @@ fn xattrs(fd: &OwnedFd) -> Vec<(Vec<u8>, Vec<u8>)> {
 }
 
 /// The differences between a recorded state and a replayed one, in words;
-/// empty when they agree. Times are never compared; owners only when
-/// `check_owner`.
-pub fn compare(expected: &PathState, got: &PathState, check_owner: bool) -> Vec<String> {
+/// empty when they agree. Times are never compared; owners, and owner
+/// permission bits, only where `owners` keeps them.
+pub fn compare(expected: &PathState, got: &PathState, owners: &Owners) -> Vec<String> {
     let mut d = Vec::new();
     if expected.kind != got.kind {
         d.push(format!(
@@ -386,13 +387,15 @@ pub fn compare(expected: &PathState, got: &PathState, check_owner: bool) -> Vec<
     if expected.kind == FileKind::Absent {
         return d;
     }
-    if expected.mode != got.mode {
+    let mask = owners.mode_mask(expected.uid);
+    if expected.mode & mask != got.mode & mask {
         d.push(format!(
             "mode {:04o}, expected {:04o}",
             got.mode, expected.mode
         ));
     }
-    if check_owner && (expected.uid, expected.gid) != (got.uid, got.gid) {
+    if owners.kept(expected.uid, expected.gid) && (expected.uid, expected.gid) != (got.uid, got.gid)
+    {
         d.push(format!(
             "owner {}:{}, expected {}:{}",
             got.uid, got.gid, expected.uid, expected.gid

@@ -6,7 +6,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::Path;
 
-use reanimator_fsstate::{compare, path_state, Need, Preparer, Root, SnapshotPolicy, Snapshotter};
+use reanimator_fsstate::{
+    compare, path_state, Need, Owners, Preparer, Root, SnapshotPolicy, Snapshotter,
+};
 use reanimator_trace::{ContentNote, FileKind, PathPhase, Record};
 
 /// Snapshots `paths` (absolute) as a recorder would at their first touch.
@@ -131,7 +133,7 @@ fn a_snapshot_prepared_into_an_empty_root_matches_the_original() {
         let want = path_state(&host, p, PathPhase::After).unwrap();
         let got = path_state(&root, p, PathPhase::After).unwrap();
         assert_eq!(
-            compare(&want, &got, true),
+            compare(&want, &got, &Owners::All),
             Vec::<String>::new(),
             "{}",
             String::from_utf8_lossy(p)
@@ -495,7 +497,7 @@ fn file_capabilities_survive_preparation() {
     let want = path_state(&host, f.as_os_str().as_bytes(), PathPhase::After).unwrap();
     let got = path_state(&root, f.as_os_str().as_bytes(), PathPhase::After).unwrap();
     assert_eq!(want.xattrs.len(), 1);
-    assert_eq!(compare(&want, &got, true), Vec::<String>::new());
+    assert_eq!(compare(&want, &got, &Owners::All), Vec::<String>::new());
 }
 
 /// Two names of one file (a hard link) are one file again in replay: its

@@ -22,7 +22,7 @@ use reanimator_catalogue::{
     self as catalogue, Dir, Effect, FlagSet, Group, Ids, Kind, Len, Param, Replay, Ret, StructType,
     Syscall, Which,
 };
-use reanimator_fsstate::{fd_path, is_pseudo, join_as_called, Root};
+use reanimator_fsstate::{fd_path, is_pseudo, join_as_called, Owners, Root};
 use reanimator_trace::{CaptureStatus, Role, SyscallEvent};
 
 use crate::aio;
@@ -79,7 +79,7 @@ pub(crate) struct Thread<'a> {
     pub proc: Proc,
     pub root: &'a Root,
     pub verify: Verify,
-    pub check_owner: bool,
+    pub owners: Owners,
     pub birth: Birth<'a>,
     /// Calls finished by all replay threads: a pipe call that cannot go
     /// on while this stands still is waiting for something that will
@@ -1256,7 +1256,7 @@ impl Thread<'_> {
                 let buf = &keep.bufs[o.buf + e];
                 let have = &buf[..want.len().min(buf.len())];
                 let m = match o.kind {
-                    Kind::Struct { ty, .. } => verify::structure(ty, want, have, self.check_owner),
+                    Kind::Struct { ty, .. } => verify::structure(ty, want, have, &self.owners),
                     _ => verify::bytes("data", want, have),
                 };
                 if m.is_some() {

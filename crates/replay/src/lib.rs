@@ -44,7 +44,7 @@ use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use reanimator_catalogue::{self as catalogue, Effect, Group, Kind, Replay, Syscall};
-use reanimator_fsstate::{after_state_like, compare, is_pseudo, Preparer, Root};
+use reanimator_fsstate::{after_state_like, compare, is_pseudo, Owners, Preparer, Root, Viewer};
 use reanimator_text::{Renderer, TextOptions};
 use reanimator_trace::{
     CaptureStatus, ExitStatus, PathPhase, PathState, ProcessStart, ReadOptions, Reader, Record,
@@ -336,7 +336,8 @@ struct Shared<'a> {
     progress: &'a Progress,
     on_mismatch: &'a (dyn Fn(String) + Sync),
     renderer: Renderer,
-    check_owner: bool,
+    /// Which owners are reproduced, so compared.
+    owners: Owners,
     start: Instant,
     t0: u64,
     /// Calls and capture bytes handed out and not yet finished, and
@@ -521,9 +522,13 @@ pub fn replay(
     // (as root, see `exec::Acting`) or the recording ran as the replayer.
     // SAFETY: geteuid cannot fail.
     let euid = unsafe { libc::geteuid() };
-    let check_owner = match &first {
-        Some(Record::ProcessStart(p)) => euid == 0 || p.euid == euid,
-        _ => false,
+    let owners = match &first {
+        Some(Record::ProcessStart(_)) if euid == 0 => Owners::All,
+        Some(Record::ProcessStart(p)) if p.euid == euid => Owners::OwnOnly {
+            uid: euid,
+            gids: own_groups(),
+        },
+        _ => Owners::None,
     };
     let shared = Shared {
         root,
@@ -541,7 +546,7 @@ pub fn replay(
         progress,
         on_mismatch,
         renderer: Renderer::new(TextOptions::default(), reader.meta().clock),
-        check_owner,
+        owners,
         start: Instant::now(),
         t0,
         in_flight: Mutex::new((0, 0, false)),
@@ -757,7 +762,7 @@ pub fn replay(
         return Err(Error::Trace(e));
     }
     if !report.aborted {
-        check_manifest(root, &manifest, check_owner, &mut report);
+        check_manifest(root, &manifest, &shared.owners, &mut report);
     }
     Ok(report)
 }
@@ -791,7 +796,7 @@ fn thread_main(shared: &Shared<'_>, tid: u32, start: Start, rx: Receiver<Vec<Ite
         proc,
         root: shared.root,
         verify: shared.opts.verify,
-        check_owner: shared.check_owner,
+        owners: shared.owners.clone(),
         birth: &birth,
         progress: &shared.progress.calls,
         stalls: &shared.stalls,
@@ -960,7 +965,15 @@ fn prepare(
         .total_bytes
         .store(reader.file_len(), Ordering::Relaxed);
     let mut prep = Preparer::new(root, opts.replace);
+    let mut viewer_known = false;
     while let Some(rec) = reader.next_record()? {
+        if let (Record::ProcessStart(p), false) = (&rec, viewer_known) {
+            // The first process's user stands for the recording's.
+            let mut gids = vec![p.egid];
+            gids.extend(p.groups.iter().flatten());
+            prep.set_viewer(Viewer { uid: p.euid, gids });
+            viewer_known = true;
+        }
         let applies = match &rec {
             Record::PathState(p) => p.phase == PathPhase::Before,
             Record::PathData(_) => true,
@@ -993,15 +1006,40 @@ fn prepare(
     }
     if r.owners_skipped > 0 {
         report.prepare_notes.push(format!(
-            "{} owners not set (replaying without root)",
+            "{} paths owned by other users or groups are the replayer's (replaying without root; \
+             their owners are not compared)",
             r.owners_skipped
+        ));
+    }
+    if r.access_kept > 0 {
+        report.prepare_notes.push(format!(
+            "{} of them have owner permission bits set to the recorded user's access to them \
+             (so the replayer, as owner, is refused what that user was; those bits are not \
+             compared)",
+            r.access_kept
         ));
     }
     Ok(())
 }
 
+/// The replayer's effective group and supplementary groups: the groups
+/// it can give its files to.
+fn own_groups() -> Vec<u32> {
+    // SAFETY: getegid cannot fail; getgroups with size 0 only counts.
+    let mut gids = vec![unsafe { libc::getegid() }];
+    let n = unsafe { libc::getgroups(0, std::ptr::null_mut()) };
+    if n > 0 {
+        let mut more = vec![0; n as usize];
+        // SAFETY: a buffer of `n` group ids.
+        let got = unsafe { libc::getgroups(n, more.as_mut_ptr()) };
+        more.truncate(got.max(0) as usize);
+        gids.extend(more);
+    }
+    gids
+}
+
 /// Compares the recorded final states with the root's.
-fn check_manifest(root: &Root, manifest: &[PathState], check_owner: bool, report: &mut Report) {
+fn check_manifest(root: &Root, manifest: &[PathState], owners: &Owners, report: &mut Report) {
     for want in manifest {
         if is_pseudo(&want.path) {
             continue;
@@ -1010,7 +1048,7 @@ fn check_manifest(root: &Root, manifest: &[PathState], check_owner: bool, report
         let path = String::from_utf8_lossy(&want.path);
         match after_state_like(root, &want.path, want.hash) {
             Ok(got) => {
-                for d in compare(want, &got, check_owner) {
+                for d in compare(want, &got, owners) {
                     report.manifest_diffs.push(format!("{path}: {d}"));
                 }
             }

@@ -5,12 +5,14 @@
 //! addresses only in success or failure, since replay virtualises them).
 //! Returned data must be equal byte for byte, except fields that name a
 //! particular disk or moment: in `stat` and `statx` only type and
-//! permissions, owner (when replaying as the recording user) and size are
+//! permissions, owner (where replay reproduces it: [`Owners`]) and size are
 //! compared (not link counts: a library hard-linked under a name the trace
-//! never touched has two links on the recording machine and one in replay); `statfs` describes the file system and is not compared;
+//! never touched has two links on the recording machine and one in
+//! replay); `statfs` describes the file system and is not compared;
 //! directory listings are compared as sets when the stream ends.
 
 use reanimator_catalogue::{Ret, StructType};
+use reanimator_fsstate::Owners;
 
 use crate::exec::Verify;
 
@@ -112,7 +114,7 @@ pub(crate) fn structure(
     ty: StructType,
     expected: &[u8],
     got: &[u8],
-    check_owner: bool,
+    owners: &Owners,
 ) -> Option<Mismatch> {
     let fields = |mode: std::ops::Range<usize>,
                   owner: std::ops::Range<usize>,
@@ -127,15 +129,25 @@ pub(crate) fn structure(
             expected[mode.start],
             expected[mode.start + 1],
         ])) & libc::S_IFMT;
-        let mut checks = vec![("mode", mode)];
+        // A field of up to 8 bytes, little-endian.
+        let field = |b: &[u8], r: &std::ops::Range<usize>| {
+            b[r.clone()]
+                .iter()
+                .rev()
+                .fold(0u64, |v, &x| (v << 8) | u64::from(x))
+        };
+        let uid = field(expected, &(owner.start..owner.start + 4)) as u32;
+        let gid = field(expected, &(owner.start + 4..owner.end)) as u32;
+        // Owner bits only where the owner is kept (see `Owners`).
+        let mut checks = vec![("mode", mode, u64::from(owners.mode_mask(uid)))];
         if ifmt != libc::S_IFDIR {
-            checks.push(("size", size));
+            checks.push(("size", size, !0));
         }
-        if check_owner {
-            checks.push(("owner", owner));
+        if owners.kept(uid, gid) {
+            checks.push(("owner", owner, !0));
         }
-        for (name, r) in checks {
-            if expected[r.clone()] != got[r.clone()] {
+        for (name, r, mask) in checks {
+            if field(expected, &r) & mask != field(got, &r) & mask {
                 return Some(format!(
                     "{what}.{name} differs (expected {}, got {})",
                     le(name, &expected[r.clone()]),
