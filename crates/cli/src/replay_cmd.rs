@@ -246,6 +246,14 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
             report.uring_unverified
         );
     }
+    if report.reads_of_mapped_stores.0 > 0 {
+        eprintln!(
+            "reanimator: {} reads found bytes stored through shared mappings before the trace \
+             captured the stores; {} bytes were written into the files from what they read \
+             (docs/REPLAY.md)",
+            report.reads_of_mapped_stores.0, report.reads_of_mapped_stores.1
+        );
+    }
     let counts = report.tally.calls.iter();
     if let Some(warning) = crate::unseen_io_warning(
         counts.map(|(name, s)| (*name, s.executed + s.simulated + s.skipped)),

@@ -980,6 +980,44 @@ fn file_operations_by_descriptor_replay_clean() {
     }
 }
 
+/// Reads of a file that a shared writable mapping stores into, before the
+/// trace has the stores (see `tests/programs/mapreads.c`; Go's telemetry
+/// counter files, which a child of the go command reads): the recorded
+/// bytes are what the stores put there, and replay stores them through
+/// its mapping of the file. Before, each read mismatched (a `go run`
+/// trace: 1 mismatch with each back end).
+#[test]
+fn reads_of_stores_through_a_live_mapping_replay_clean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = program(tmp.path(), "mapreads");
+    for backend in ["ptrace", "auto"] {
+        let work = tmp.path().join(format!("work-{backend}"));
+        std::fs::create_dir_all(&work).unwrap();
+        let mut cmd = Command::new(bin());
+        cmd.args(["record", "--backend", backend, "-o"])
+            .arg(tmp.path().join(format!("{backend}.rtr")))
+            .arg("--")
+            .arg(&exe)
+            .current_dir(&work)
+            .stdin(Stdio::null());
+        let rec = output_within(&mut cmd, Duration::from_secs(120));
+        assert!(rec.status.success(), "{backend}: {}", show(&rec));
+        assert_eq!(
+            String::from_utf8_lossy(&rec.stdout),
+            "own: 0 7 8 0\nchild read: 0 0 7 8 0\nchild pread: 0 9\nafter: 0 10 8\n",
+            "{backend}"
+        );
+        let trace = tmp.path().join(format!("{backend}.rtr"));
+        let err = replay_clean(tmp.path(), &trace, &[]);
+        // The process's own read stores bytes 100-101, which the child's
+        // read then finds; its pread stores byte 8000.
+        assert!(
+            err.contains("2 reads found bytes stored through shared mappings before the trace captured the stores; 3 bytes"),
+            "{backend}: {err}"
+        );
+    }
+}
+
 /// A tree deeper than `PATH_MAX` (see `tests/programs/deep.c`): the
 /// program names its files relative to a working directory whose absolute
 /// name is 5,250 bytes long. Before, the recorders could not name that

@@ -94,6 +94,8 @@ pub(crate) struct Thread<'a> {
     pub rings: &'a uring::Registry,
     /// When each page of a mapped file last had captured bytes stored.
     pub snapshots: &'a crate::state::Snapshots,
+    /// The shared writable file mappings alive in the replay.
+    pub live_maps: &'a crate::state::LiveMappings,
     /// The trace file as the recorder wrote it (its meta's `output`): it
     /// grew while the program ran, so calls naming it are simulated, as
     /// pseudo files are.
@@ -1259,12 +1261,91 @@ impl Thread<'_> {
                     Kind::Struct { ty, .. } => verify::structure(ty, want, have, &self.owners),
                     _ => verify::bytes("data", want, have),
                 };
-                if m.is_some() {
+                let one_buffer = o.elems == 1 && !matches!(o.kind, Kind::Struct { .. });
+                if m.is_some()
+                    && !(one_buffer && self.stored_through_mappings(ev, row, got, want, have))
+                {
                     return Outcome::Executed(m);
                 }
             }
         }
         Outcome::Executed(None)
+    }
+
+    /// A read of a file (`read`, `pread64`: one buffer) whose bytes differ
+    /// only where live shared writable mappings of the file cover it read
+    /// stores made through them, which the trace holds only when a mapping
+    /// is unmapped, synced or left at exit ([`LiveMappings`]). Writes the
+    /// recorded bytes there, as those stores put them, and counts them;
+    /// false (a mismatch) if any differing byte lies elsewhere.
+    ///
+    /// [`LiveMappings`]: crate::state::LiveMappings
+    fn stored_through_mappings(
+        &mut self,
+        ev: &SyscallEvent,
+        row: &Syscall,
+        got: i64,
+        want: &[u8],
+        have: &[u8],
+    ) -> bool {
+        let Some(fd) = row.param_of(Kind::Fd).filter(|_| want.len() == have.len()) else {
+            return false;
+        };
+        let Some(FdEntry {
+            target: Target::Real(real),
+            ..
+        }) = self.proc.entry(ev, ev.args[fd] as i32)
+        else {
+            return false;
+        };
+        let Some(st) = crate::state::stat_of(&real) else {
+            return false;
+        };
+        let maps = self.live_maps.of((st.st_dev, st.st_ino));
+        if maps.is_empty() || st.st_mode & libc::S_IFMT != libc::S_IFREG {
+            return false;
+        }
+        let start = match row.param_of(Kind::Offset) {
+            Some(i) => ev.args[i],
+            // SAFETY: lseek on a descriptor we own.
+            None => match unsafe { libc::lseek(real.as_raw_fd(), 0, libc::SEEK_CUR) } {
+                at if at >= got => (at - got) as u64,
+                _ => return false,
+            },
+        };
+        // The mapping holding byte `i` of the read, and where it stops.
+        let holder = |i: usize| {
+            let at = start + i as u64;
+            maps.iter().find_map(|m| {
+                let r = m.file_range()?;
+                r.contains(&at).then(|| (m, (r.end - start) as usize))
+            })
+        };
+        let differs = |i: usize| want[i] != have[i];
+        if !(0..want.len()).all(|i| !differs(i) || holder(i).is_some()) {
+            return false;
+        }
+        // Each run of differing bytes, stored through the mapping holding it.
+        let (mut written, mut i) = (0, 0);
+        while i < want.len() {
+            let Some((m, held_to)) = holder(i).filter(|_| differs(i)) else {
+                i += 1;
+                continue;
+            };
+            let mut end = i + 1;
+            while end < want.len().min(held_to) && differs(end) {
+                end += 1;
+            }
+            if m.store_at_file(start + i as u64, &want[i..end]).is_err() {
+                return false;
+            }
+            written += end - i;
+            i = end;
+        }
+        use std::sync::atomic::Ordering::Relaxed;
+        self.live_maps.reads.fetch_add(1, Relaxed);
+        self.live_maps.bytes.fetch_add(written as u64, Relaxed);
+        true
     }
 
     /// `getdents64`: names are gathered per stream and compared as sets at
@@ -1884,15 +1965,14 @@ impl Thread<'_> {
             .then(|| crate::state::stat_of(&real))
             .flatten()
             .map(|st| ((st.st_dev, st.st_ino), off));
-        lock(&self.proc.maps).insert(
-            expected as u64,
-            Arc::new(Mapping::new(
-                addr as usize,
-                len as usize,
-                writes_through,
-                file,
-            )),
-        );
+        let mapping = Arc::new(Mapping::new(
+            addr as usize,
+            len as usize,
+            writes_through,
+            file,
+        ));
+        self.live_maps.add(&mapping);
+        lock(&self.proc.maps).insert(expected as u64, mapping);
         Some(Outcome::Executed(None))
     }
 

@@ -353,6 +353,8 @@ struct Shared<'a> {
     rings: uring::Registry,
     /// Which capture of a shared mapping each file page holds.
     snapshots: state::Snapshots,
+    /// The shared writable file mappings alive in the replay.
+    live_maps: state::LiveMappings,
 }
 
 impl Shared<'_> {
@@ -555,6 +557,7 @@ pub fn replay(
         overlap_timed_out: AtomicBool::new(false),
         rings: uring::Registry::default(),
         snapshots: state::Snapshots::default(),
+        live_maps: state::LiveMappings::default(),
     };
     let started = Instant::now();
     let mut manifest: Vec<PathState> = Vec::new();
@@ -756,6 +759,10 @@ pub fn replay(
     shared.rings.settle();
     report.uring_not_issued = shared.rings.not_issued();
     report.uring_unverified = shared.rings.unverified();
+    report.reads_of_mapped_stores = (
+        shared.live_maps.reads.load(Ordering::Relaxed),
+        shared.live_maps.bytes.load(Ordering::Relaxed),
+    );
     report.replay_time = started.elapsed();
     report.aborted = shared.abort.load(Ordering::Relaxed);
     if let Some(e) = read_error {
@@ -802,6 +809,7 @@ fn thread_main(shared: &Shared<'_>, tid: u32, start: Start, rx: Receiver<Vec<Ite
         stalls: &shared.stalls,
         rings: &shared.rings,
         snapshots: &shared.snapshots,
+        live_maps: &shared.live_maps,
         own_trace: shared.own_trace.as_deref(),
         acting: Acting::new(),
         moved: 0,

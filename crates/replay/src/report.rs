@@ -100,6 +100,10 @@ pub struct Report {
     /// io_uring completions whose requests replay never submitted (their
     /// submissions' captures were unreadable): not verified.
     pub uring_unverified: u64,
+    /// Reads that found bytes stored through a shared mapping the trace
+    /// had not yet captured, and the bytes taken from their captures into
+    /// the files (docs/REPLAY.md, "File mappings").
+    pub reads_of_mapped_stores: (u64, u64),
 }
 
 impl Report {

@@ -13,6 +13,7 @@ use reanimator_fsstate::{inherited_output, Root};
 use reanimator_trace::{FdInfo, SyscallEvent};
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// A locked mutex, even if a replay thread panicked while holding it (the
@@ -190,6 +191,46 @@ pub(crate) struct Mapping {
 #[derive(Default)]
 pub(crate) struct Snapshots(Mutex<HashMap<(u64, u64), HashMap<u64, u64>>>);
 
+/// A file: its device and inode numbers.
+type FileId = (u64, u64);
+
+/// The shared writable file mappings alive in the replay, by file (device,
+/// inode). A program that stores through such a mapping (Go's telemetry
+/// counters) and a process that reads the file with `read` see the same
+/// bytes, but the trace holds the stores only when the mapping is
+/// unmapped, synced or left at exit: a read before that finds the file
+/// without them in replay. Such a read's recorded bytes are the stores.
+#[derive(Default)]
+pub(crate) struct LiveMappings {
+    by_file: Mutex<HashMap<FileId, Vec<Weak<Mapping>>>>,
+    /// Reads whose differences all lay in such mappings, and the bytes
+    /// written into the files from their captures.
+    pub reads: AtomicU64,
+    pub bytes: AtomicU64,
+}
+
+impl LiveMappings {
+    /// Registers a mapping (only one that writes through a known file).
+    pub fn add(&self, m: &Arc<Mapping>) {
+        if let Some((file, _)) = m.file.filter(|_| m.writes_through) {
+            lock(&self.by_file)
+                .entry(file)
+                .or_default()
+                .push(Arc::downgrade(m));
+        }
+    }
+
+    /// The live mappings of `file`.
+    pub fn of(&self, file: FileId) -> Vec<Arc<Mapping>> {
+        let mut by_file = lock(&self.by_file);
+        let Some(maps) = by_file.get_mut(&file) else {
+            return Vec::new();
+        };
+        maps.retain(|m| m.strong_count() > 0);
+        maps.iter().filter_map(Weak::upgrade).collect()
+    }
+}
+
 impl Drop for Mapping {
     fn drop(&mut self) {
         // SAFETY: a mapping this replayer created and nobody else uses.
@@ -265,6 +306,24 @@ impl Mapping {
             piece = piece_end;
         }
         Ok(written.map(|(first, past)| (first, past - first)))
+    }
+
+    /// The bytes of its file this mapping covers, if it writes through.
+    pub fn file_range(&self) -> Option<std::ops::Range<u64>> {
+        self.file
+            .filter(|_| self.writes_through)
+            .map(|(_, off)| off..off + self.len as u64)
+    }
+
+    /// Stores `data` at offset `at` of its file, which the mapping covers
+    /// from `at` to the end of `data`: as the traced program's own stores
+    /// would have put it there.
+    pub fn store_at_file(&self, at: u64, data: &[u8]) -> std::io::Result<()> {
+        let range = self.file_range().unwrap_or(0..0);
+        if at < range.start || at + data.len() as u64 > range.end {
+            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        store_faultless(self.addr + (at - range.start) as usize, data)
     }
 
     /// The traced range `[start, start + len)` of this mapping overlaps
