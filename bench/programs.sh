@@ -7,20 +7,39 @@
 # paths that differ. A survey of fidelity, not of speed. Programs whose
 # tool is missing are skipped, and said so.
 #
-# Usage: bench/programs.sh [BIN] [ROOT-DIR]
+# Usage: [AS=USER] bench/programs.sh [BIN] [ROOT-DIR]
 #   BIN defaults to target/release/reanimator; ROOT-DIR (default: a
 #   temporary directory) is where the replays go: a tmpfs or XFS mount
-#   replays onto another file system.
+#   replays onto another file system. AS=USER (run as root) runs every
+#   command, recording (ptrace only) and replay as USER, and says so when
+#   USER cannot remove a replay root afterwards.
 set -uo pipefail
 
 if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 bin=$(realpath "${1:-target/release/reanimator}")
 work=$(mktemp -d /var/tmp/reanimator-programs-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 roots=${2:-$work}
+as_user=${AS:-}
+backends="ptrace ebpf"
+if [ -n "$as_user" ]; then
+    # The user needs the binary and the work directory.
+    chmod 755 "$work"
+    cp "$bin" "$work/reanimator"
+    bin="$work/reanimator"
+    backends=ptrace
+    if [ -z "${2:-}" ]; then
+        roots="$work/roots"
+        mkdir "$roots" && chown "$as_user" "$roots"
+    fi
+fi
+# Runs a command as AS, or as is.
+run() {
+    if [ -n "$as_user" ]; then runuser -u "$as_user" -- "$@"; else "$@"; fi
+}
 
 # name|tools needed|command (run in a directory holding src/: a copy of
 # git's documentation, /etc/services and 200,000 numbers)
@@ -53,6 +72,7 @@ setup() {
     cp -r /usr/share/doc/git "$1/src/" 2> /dev/null
     cp /etc/services "$1/src/"
     seq 1 200000 > "$1/src/nums"
+    if [ -n "$as_user" ]; then chown -R "$as_user" "$1"; fi
 }
 # What the command printed and how it ended, its directory's name taken out.
 outcome() {
@@ -70,22 +90,25 @@ for entry in "${programs[@]}"; do
     fi
     plain="$work/$name-plain"
     setup "$plain"
-    (cd "$plain" && timeout 600 bash -c "$cmd" < /dev/null > out 2> /dev/null)
+    (cd "$plain" && run timeout 600 bash -c "$cmd" < /dev/null > out 2> /dev/null)
     untraced=$(outcome "$plain" $?)
     rm -rf "$plain"
-    for backend in ptrace ebpf; do
+    for backend in $backends; do
         w="$work/$name-$backend"
         setup "$w"
-        (cd "$w" && timeout 600 "$bin" record --backend "$backend" --force -o t.rtr -- bash -c "$cmd" \
+        (cd "$w" && run timeout 600 "$bin" record --backend "$backend" --force -o t.rtr -- bash -c "$cmd" \
             < /dev/null > out 2> rec.err)
         status=$?
         same=no
         [ "$(outcome "$w" $status)" = "$untraced" ] && same=yes
         root="$roots/root-$name-$backend"
         rm -rf "$root"
-        timeout 600 "$bin" replay "$w/t.rtr" --root "$root" > "$w/rep.out" 2>&1
+        run timeout 600 "$bin" replay "$w/t.rtr" --root "$root" > "$w/rep.out" 2>&1
         replay=$?
-        rm -rf "$root"
+        if ! run rm -rf "$root" 2> /dev/null; then
+            echo "$name $backend: $as_user cannot remove the replay root"
+            rm -rf "$root"
+        fi
         mism=$(grep -o '[0-9]* mismatches;' "$w/rep.out" | grep -o '[0-9]*')
         differ=$(grep -o '[0-9]* differ$' "$w/rep.out" | grep -o '[0-9]*')
         printf '%-10s %-7s %6s %6s %6s %11s %7s\n' "$name" "$backend" "$status" "$same" "$replay" "${mism:-?}" "${differ:-?}"
