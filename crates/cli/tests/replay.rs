@@ -1619,6 +1619,11 @@ fn a_user_without_root_replays_their_own_recording() {
     std::fs::write(work.join("ro"), "read-only\n").unwrap();
     std::os::unix::fs::chown(work.join("ro"), Some(65534), Some(65534)).unwrap();
     std::fs::set_permissions(work.join("ro"), std::fs::Permissions::from_mode(0o444)).unwrap();
+    // Root's, searchable but not listable by others.
+    let unlisted = tmp.path().join("unlisted");
+    std::fs::create_dir(&unlisted).unwrap();
+    std::fs::write(unlisted.join("f"), "found\n").unwrap();
+    std::fs::set_permissions(&unlisted, std::fs::Permissions::from_mode(0o711)).unwrap();
     let as_nobody = [
         "setpriv",
         "--reuid=nobody",
@@ -1636,11 +1641,15 @@ fn a_user_without_root_replays_their_own_recording() {
         String::from_utf8_lossy(&o.stderr).into_owned()
     };
     let trace = out.join("t.rtr");
-    let script = "cat ro > copy; stat -c '%U %a' /usr/bin/env /root > st; \
-        ls /root > /dev/null 2>&1; PATH=/root/bin:$PATH; env true";
+    let script = format!(
+        "cat ro > copy; stat -c '%U %a' /usr/bin/env /root > st; \
+         ls /root > /dev/null 2>&1; PATH=/root/bin:$PATH; env true; \
+         cat {u}/f > found; ls {u} > /dev/null 2>&1; true",
+        u = unlisted.display()
+    );
     let rea = rea.to_str().unwrap();
     let t = trace.to_str().unwrap();
-    run(&[rea, "record", "-o", t, "--", "sh", "-c", script], &work);
+    run(&[rea, "record", "-o", t, "--", "sh", "-c", &script], &work);
     assert_eq!(
         std::fs::read_to_string(work.join("st")).unwrap(),
         "root 755\nroot 700\n"
@@ -1654,6 +1663,12 @@ fn a_user_without_root_replays_their_own_recording() {
         "{err}"
     );
     assert!(err.contains("owner permission bits"), "{err}");
+    // The recorded modes are back once replay is over, so nobody can list
+    // and remove all of its root.
+    use std::os::unix::fs::MetadataExt;
+    let mode = |p: &Path| std::fs::symlink_metadata(under(&root, p)).unwrap().mode() & 0o7777;
+    assert_eq!(mode(Path::new("/root")), 0o700);
+    assert_eq!(mode(&unlisted), 0o711);
     run(&["rm", "-rf", root.to_str().unwrap()], &out);
 }
 

@@ -31,7 +31,7 @@ mod state;
 
 pub use owners::{Owners, Viewer};
 pub use paths::{inherited_output, is_pseudo, join, join_as_called};
-pub use prepare::{PrepareReport, Preparer};
+pub use prepare::{restore_recorded_modes, KeptAccess, PrepareReport, Preparer};
 pub use root::{cstring, fd_path, host_name, Root};
 pub use snapshot::{Need, SnapshotPolicy, Snapshotter};
 pub use state::{after_state_like, compare, path_state, unsummed_after_state};

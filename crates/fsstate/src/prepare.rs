@@ -24,12 +24,65 @@ pub struct PrepareReport {
     /// the replayer's, because the replayer is not root.
     pub owners_skipped: u64,
     /// Of those, paths whose owner permission bits were set to the access
-    /// the recorded user had (see [`Viewer`]).
-    pub access_kept: u64,
+    /// the recorded user had (see [`Viewer`]), for the replay only:
+    /// [`restore_recorded_modes`] puts their recorded modes back.
+    pub access_kept: Vec<KeptAccess>,
     /// The root directory was given search permission for every user: it
     /// stands for `/`, and a root replayer acts with traced processes'
     /// own user ids, which could not look up anything in it otherwise.
     pub root_made_searchable: bool,
+}
+
+/// A path whose owner bits a replayer that is not root set to the recorded
+/// user's access to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptAccess {
+    /// The path, as the trace names it.
+    pub path: Vec<u8>,
+    /// Its recorded mode.
+    pub recorded: u32,
+    /// The mode it was given.
+    pub given: u32,
+}
+
+/// Once a replay is over, gives the paths of `kept` that still have the
+/// mode preparing gave them their recorded modes back: the replay root
+/// then shows the recorded modes, and its owner (the replayer) can list
+/// and remove every directory in it (a directory another user let the
+/// recorded user search but not list, `0711`, was prepared `0311`).
+/// Returns how many were restored; a path changed since is left alone.
+pub fn restore_recorded_modes(root: &Root, kept: &mut [KeptAccess]) -> u64 {
+    // Parents first: a directory prepared without search permission
+    // would hide its children.
+    kept.sort_by_key(|k| k.path.len());
+    let mut restored = 0;
+    for k in kept.iter() {
+        // The path as a directory descriptor and a name in it (the root
+        // itself as its own path from the current directory).
+        let (dir, name) = if k.path == b"/" {
+            (None, fd_path(root.fd()))
+        } else {
+            match root.parent(&k.path) {
+                Ok((dir, name)) => (Some(dir), name),
+                Err(_) => continue,
+            }
+        };
+        let dfd = dir.as_ref().map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
+        // SAFETY: zeroed plain data, filled by fstatat.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        let nofollow = libc::AT_SYMLINK_NOFOLLOW;
+        // SAFETY: valid descriptor, C string and stat buffer.
+        let found = unsafe { libc::fstatat(dfd, name.as_ptr(), &mut st, nofollow) } == 0;
+        if found
+            && st.st_mode & 0o7777 == k.given & 0o7777
+            && st.st_mode & libc::S_IFMT != libc::S_IFLNK
+        {
+            // SAFETY: as above; not a symbolic link, so nothing is followed.
+            let r = unsafe { libc::fchmodat(dfd, name.as_ptr(), k.recorded & 0o7777, 0) };
+            restored += u64::from(r == 0);
+        }
+    }
+    restored
 }
 
 /// Applies before-states and path data, in trace order, to a root.
@@ -110,7 +163,13 @@ impl<'r> Preparer<'r> {
         match &self.viewer {
             Some(v) if !self.is_root && s.uid != self.euid => {
                 let mode = v.as_owner(s.mode, s.uid, s.gid, s.kind == FileKind::Directory);
-                self.report.access_kept += u64::from(mode != s.mode);
+                if mode != s.mode {
+                    self.report.access_kept.push(KeptAccess {
+                        path: s.path.clone(),
+                        recorded: s.mode,
+                        given: mode,
+                    });
+                }
                 mode
             }
             _ => s.mode,

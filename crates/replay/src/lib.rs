@@ -44,7 +44,10 @@ use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use reanimator_catalogue::{self as catalogue, Effect, Group, Kind, Replay, Syscall};
-use reanimator_fsstate::{after_state_like, compare, is_pseudo, Owners, Preparer, Root, Viewer};
+use reanimator_fsstate::{
+    after_state_like, compare, is_pseudo, restore_recorded_modes, KeptAccess, Owners, Preparer,
+    Root, Viewer,
+};
 use reanimator_text::{Renderer, TextOptions};
 use reanimator_trace::{
     CaptureStatus, ExitStatus, PathPhase, PathState, ProcessStart, ReadOptions, Reader, Record,
@@ -503,9 +506,11 @@ pub fn replay(
     on_mismatch: &(dyn Fn(String) + Sync),
 ) -> Result<Report, Error> {
     let mut report = Report::default();
+    // Dropped last, however replay ends.
+    let mut restore = RestoreModes(root, Vec::new());
     if !opts.in_place {
         let t = Instant::now();
-        prepare(trace, root, opts, progress, &mut report)?;
+        restore.1 = prepare(trace, root, opts, progress, &mut report)?;
         report.prepare_time = t.elapsed();
     }
     // SAFETY: umask only changes this process's mask. Replay applies each
@@ -954,14 +959,25 @@ fn wait(shared: &Shared<'_>, t: &Ticket) -> bool {
     shared.order.wait_turn(t)
 }
 
-/// Applies every before-state of the trace to the root.
+/// Puts back, when replay ends, the recorded modes of paths whose owner
+/// bits stood for the recorded user's access during it.
+struct RestoreModes<'r>(&'r Root, Vec<KeptAccess>);
+
+impl Drop for RestoreModes<'_> {
+    fn drop(&mut self) {
+        restore_recorded_modes(self.0, &mut self.1);
+    }
+}
+
+/// Applies every before-state of the trace to the root. Returns the paths
+/// whose owner bits stand for the recorded user's access (not root).
 fn prepare(
     trace: &Path,
     root: &Root,
     opts: &Options,
     progress: &Progress,
     report: &mut Report,
-) -> Result<(), Error> {
+) -> Result<Vec<KeptAccess>, Error> {
     // The calls' buffers are not needed here: only path contents are
     // loaded, so the blob frames of a data-heavy trace are not all
     // decompressed twice.
@@ -1019,15 +1035,15 @@ fn prepare(
             r.owners_skipped
         ));
     }
-    if r.access_kept > 0 {
+    if !r.access_kept.is_empty() {
         report.prepare_notes.push(format!(
             "{} of them have owner permission bits set to the recorded user's access to them \
-             (so the replayer, as owner, is refused what that user was; those bits are not \
-             compared)",
-            r.access_kept
+             while replay runs (so the replayer, as owner, is refused what that user was; those \
+             bits are not compared, and the recorded modes are put back at the end)",
+            r.access_kept.len()
         ));
     }
-    Ok(())
+    Ok(r.access_kept)
 }
 
 /// The replayer's effective group and supplementary groups: the groups
