@@ -50,12 +50,11 @@ pub struct KeptAccess {
 /// then shows the recorded modes, and its owner (the replayer) can list
 /// and remove every directory in it (a directory another user let the
 /// recorded user search but not list, `0711`, was prepared `0311`).
-/// Returns how many were restored; a path changed since is left alone.
-pub fn restore_recorded_modes(root: &Root, kept: &mut [KeptAccess]) -> u64 {
+/// A path changed since is left alone.
+pub fn restore_recorded_modes(root: &Root, kept: &mut [KeptAccess]) {
     // Parents first: a directory prepared without search permission
     // would hide its children.
     kept.sort_by_key(|k| k.path.len());
-    let mut restored = 0;
     for k in kept.iter() {
         // The path as a directory descriptor and a name in it (the root
         // itself as its own path from the current directory).
@@ -78,18 +77,15 @@ pub fn restore_recorded_modes(root: &Root, kept: &mut [KeptAccess]) -> u64 {
             && st.st_mode & libc::S_IFMT != libc::S_IFLNK
         {
             // SAFETY: as above; not a symbolic link, so nothing is followed.
-            let r = unsafe { libc::fchmodat(dfd, name.as_ptr(), k.recorded & 0o7777, 0) };
-            restored += u64::from(r == 0);
+            unsafe { libc::fchmodat(dfd, name.as_ptr(), k.recorded & 0o7777, 0) };
         }
     }
-    restored
 }
 
 /// Applies before-states and path data, in trace order, to a root.
 pub struct Preparer<'r> {
     root: &'r Root,
     replace: bool,
-    is_root: bool,
     /// The replayer's effective user and group ids.
     euid: u32,
     egid: u32,
@@ -134,8 +130,6 @@ impl<'r> Preparer<'r> {
             root,
             replace,
             // SAFETY: geteuid cannot fail.
-            is_root: unsafe { libc::geteuid() } == 0,
-            // SAFETY: as above.
             euid: unsafe { libc::geteuid() },
             // SAFETY: getegid cannot fail.
             egid: unsafe { libc::getegid() },
@@ -150,6 +144,11 @@ impl<'r> Preparer<'r> {
         }
     }
 
+    /// Whether the replayer may give files to any user.
+    fn is_root(&self) -> bool {
+        self.euid == 0
+    }
+
     /// Keeps `viewer`'s access to other users' paths, when not root; for
     /// the states applied from now on.
     pub fn set_viewer(&mut self, viewer: Viewer) {
@@ -161,7 +160,7 @@ impl<'r> Preparer<'r> {
     /// bits become the recorded user's access.
     fn mode_for(&mut self, s: &PathState) -> u32 {
         match &self.viewer {
-            Some(v) if !self.is_root && s.uid != self.euid => {
+            Some(v) if !self.is_root() && s.uid != self.euid => {
                 let mode = v.as_owner(s.mode, s.uid, s.gid, s.kind == FileKind::Directory);
                 if mode != s.mode {
                     self.report.access_kept.push(KeptAccess {
@@ -227,7 +226,7 @@ impl<'r> Preparer<'r> {
                 // The root stands for `/`: it gets `/`'s mode and owner.
                 let p = fd_path(self.root.fd());
                 self.root_mode = Some(self.mode_for(s) & 0o7777);
-                if self.is_root {
+                if self.is_root() {
                     // SAFETY: as above.
                     cvt(unsafe { libc::chown(p.as_ptr(), s.uid, s.gid) })?;
                 }
@@ -318,7 +317,7 @@ impl<'r> Preparer<'r> {
                 // SAFETY: as above.
                 cvt(unsafe { libc::fchmodat(dfd, name.as_ptr(), mode, 0) })?;
             }
-            FileKind::CharDevice | FileKind::BlockDevice if self.is_root => {
+            FileKind::CharDevice | FileKind::BlockDevice if self.is_root() => {
                 if !exists {
                     let ty = if s.kind == FileKind::CharDevice {
                         libc::S_IFCHR
@@ -340,7 +339,7 @@ impl<'r> Preparer<'r> {
         }
         // Regular files get their modes (set-id bits, which `chown`
         // clears, included) after this, in `finish`.
-        if self.is_root {
+        if self.is_root() {
             // SAFETY: as above; never follows a link.
             cvt(unsafe {
                 libc::fchownat(dfd, name.as_ptr(), s.uid, s.gid, libc::AT_SYMLINK_NOFOLLOW)
@@ -435,7 +434,7 @@ impl<'r> Preparer<'r> {
                 set_xattr(&fd, CAPABILITY, &value);
             }
         }
-        if self.is_root && !self.root_state_applied {
+        if self.is_root() && !self.root_state_applied {
             // A root made private (`mktemp -d`) would refuse every traced
             // process that replay acts as another user for.
             let p = fd_path(self.root.fd());

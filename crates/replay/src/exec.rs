@@ -124,21 +124,25 @@ pub(crate) struct Acting {
     groups: Vec<libc::gid_t>,
 }
 
+/// The replayer's own supplementary groups.
+pub(crate) fn supplementary_groups() -> Vec<libc::gid_t> {
+    // SAFETY: a count query, then a buffer of that many groups.
+    let mut groups = vec![0; unsafe { libc::getgroups(0, std::ptr::null_mut()) }.max(0) as usize];
+    let n = unsafe { libc::getgroups(groups.len() as i32, groups.as_mut_ptr()) };
+    groups.truncate(n.max(0) as usize);
+    groups
+}
+
 impl Acting {
     /// The replayer's ids: it can take a traced thread's when it is root.
     pub fn new() -> Self {
         // SAFETY: these calls cannot fail.
         let own = unsafe { (libc::geteuid(), libc::getegid()) };
-        // SAFETY: a count query, then a buffer of that many groups.
-        let mut groups =
-            vec![0; unsafe { libc::getgroups(0, std::ptr::null_mut()) }.max(0) as usize];
-        let n = unsafe { libc::getgroups(groups.len() as i32, groups.as_mut_ptr()) };
-        groups.truncate(n.max(0) as usize);
         Acting {
             own: (own.0 == 0).then_some(own),
             now: own,
             now_groups: None,
-            groups,
+            groups: supplementary_groups(),
         }
     }
 

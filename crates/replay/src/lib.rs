@@ -1049,16 +1049,9 @@ fn prepare(
 /// The replayer's effective group and supplementary groups: the groups
 /// it can give its files to.
 fn own_groups() -> Vec<u32> {
-    // SAFETY: getegid cannot fail; getgroups with size 0 only counts.
+    // SAFETY: getegid cannot fail.
     let mut gids = vec![unsafe { libc::getegid() }];
-    let n = unsafe { libc::getgroups(0, std::ptr::null_mut()) };
-    if n > 0 {
-        let mut more = vec![0; n as usize];
-        // SAFETY: a buffer of `n` group ids.
-        let got = unsafe { libc::getgroups(n, more.as_mut_ptr()) };
-        more.truncate(got.max(0) as usize);
-        gids.extend(more);
-    }
+    gids.extend(exec::supplementary_groups());
     gids
 }
 
