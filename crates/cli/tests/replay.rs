@@ -588,6 +588,46 @@ fn removing_a_deep_existing_tree_replays_clean() {
     }
 }
 
+/// `rmdir` of an existing directory that still holds entries the trace
+/// never names fails (`ENOTEMPTY`) in replay as it did, and one the trace
+/// emptied itself is removed: `dpkg -r` of a package under `/opt` tries
+/// `rmdir("/opt")` (3 mismatches and `/opt` gone before 2026-11-27,
+/// seventh session). Both back ends.
+#[test]
+fn removing_a_directory_that_holds_unnamed_entries_fails_in_replay_too() {
+    require("rmdir");
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    for backend in ["ptrace", "ebpf"] {
+        let _ = std::fs::remove_dir_all(&work);
+        std::fs::create_dir_all(work.join("opt/other/deeper")).unwrap();
+        std::fs::write(work.join("opt/kept"), b"kept").unwrap();
+        std::fs::create_dir_all(work.join("mine")).unwrap();
+        std::fs::write(work.join("mine/f"), b"f").unwrap();
+        let trace = record_with(
+            tmp.path(),
+            &work,
+            backend,
+            &[
+                "sh",
+                "-c",
+                "mkdir opt/pkg && rmdir opt/pkg; rmdir opt; rmdir opt/other; \
+                 rm mine/f && rmdir mine; test -d opt/other && test ! -e mine",
+            ],
+        );
+        let err = replay_clean(tmp.path(), &trace, &[]);
+        assert!(err.contains("0 mismatches"), "{backend}: {err}");
+        let text = dump(&trace);
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.contains("rmdir(") && l.contains("ENOTEMPTY"))
+                .count(),
+            2,
+            "{backend}: {text}"
+        );
+    }
+}
+
 /// A directory that existed before the recording is moved, then what it
 /// held is renamed, read and removed under the new path: replay has every
 /// entry, though the trace named none before the move. Both back ends.

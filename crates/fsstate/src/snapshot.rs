@@ -42,9 +42,13 @@ pub enum Need {
     /// records them then, and if none does, the manifest does not sum
     /// them. `du` or `find` of a tree records no file's contents.
     Query,
-    /// What the path is, not its contents: the call truncates or removes
-    /// it.
+    /// What the path is, not its contents: the call truncates it.
     Metadata,
+    /// What the path is, not its contents, and a directory's entries: the
+    /// call removes it, and removing a directory fails (`ENOTEMPTY`) while
+    /// it holds entries the trace may never name (`dpkg -r` of a package
+    /// under `/opt` tries `rmdir("/opt")`).
+    Removal,
     /// A regular file's contents too.
     Contents,
     /// The contents, or a directory's entries: the call opens the path
@@ -54,6 +58,18 @@ pub enum Need {
     /// (rename), and later calls name what is below it by the new name,
     /// under which the recording finds nothing it has not seen.
     Tree,
+}
+
+impl Need {
+    /// Whether the call may look at a regular file's contents.
+    fn reads_contents(self) -> bool {
+        !matches!(self, Need::Query | Need::Metadata | Need::Removal)
+    }
+
+    /// Whether the call's outcome depends on a directory's entries.
+    fn lists(self) -> bool {
+        matches!(self, Need::Entries | Need::Removal)
+    }
 }
 
 /// Remembers which paths a recording has touched and records the state of
@@ -120,7 +136,8 @@ impl Snapshotter {
     /// `next_seq`; its contents share that id. Components below one that
     /// did not exist are never recorded: the trace made them.
     ///
-    /// A directory opened for reading ([`Need::Entries`]) also gets a
+    /// A directory opened for reading ([`Need::Entries`]) or removed
+    /// ([`Need::Removal`]) also gets a
     /// before-state for each entry it holds that the trace has not named
     /// yet, without contents, the first time: a replay lists it with the
     /// same names and kinds. An entry the trace named and found absent is
@@ -200,7 +217,7 @@ impl Snapshotter {
                     k
                 }
                 None => {
-                    let contents = last && !matches!(need, Need::Metadata | Need::Query);
+                    let contents = last && need.reads_contents();
                     let k = self.record(&cand, contents, next_seq, time_ns, out);
                     if last && need == Need::Query && k.0 == FileKind::Regular {
                         self.unread.insert(cand.clone());
@@ -234,7 +251,7 @@ impl Snapshotter {
                         return;
                     }
                 }
-                FileKind::Directory if pending.is_empty() && need == Need::Entries => {
+                FileKind::Directory if pending.is_empty() && need.lists() => {
                     self.list(&cand, next_seq, time_ns, out);
                     cur = cand;
                 }
@@ -245,7 +262,7 @@ impl Snapshotter {
                 _ => cur = cand,
             }
         }
-        if ends_climbing && need == Need::Entries {
+        if ends_climbing && need.lists() {
             let dir = if cur.is_empty() { b"/".to_vec() } else { cur };
             self.list(&dir, next_seq, time_ns, out);
         }
@@ -282,7 +299,7 @@ impl Snapshotter {
         time_ns: u64,
         out: &mut dyn FnMut(Record),
     ) {
-        if need == Need::Metadata || self.policy != SnapshotPolicy::Contents {
+        if !need.reads_contents() || self.policy != SnapshotPolicy::Contents {
             return;
         }
         if let Ok((s, inode)) = before_state(&self.host, file) {

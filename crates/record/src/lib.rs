@@ -310,8 +310,9 @@ pub fn inherited_outputs(start: &reanimator_trace::ProcessStart) -> Vec<Vec<u8>>
 
 /// The absolute paths a call names (joined with its working directory or
 /// directory descriptor, read from /proc), each with what the call needs
-/// of it: not the contents when it truncates the file for writing, a
-/// directory's entries when it opens the path for reading. Also how many
+/// of it: not the contents when it truncates the file for writing or
+/// removes it, a directory's entries when it opens the path for reading
+/// or removes it. Also how many
 /// paths it names from a directory that could not be named (its working
 /// directory, a directory descriptor, or after a `chroot` its root: the
 /// process is gone), for the summary.
@@ -368,7 +369,7 @@ pub fn touched_paths<'a>(
         let need = match row.open_flags(args).map(|f| f as i32) {
             _ if row.in_groups(catalogue::Group::QUERY) => Need::Query,
             _ if row.effect == catalogue::Effect::Move => Need::Tree,
-            _ if row.effect == catalogue::Effect::Remove => Need::Metadata,
+            _ if row.effect == catalogue::Effect::Remove => Need::Removal,
             Some(f) if f & libc::O_TRUNC != 0 && f & libc::O_ACCMODE != libc::O_RDONLY => {
                 Need::Metadata
             }
