@@ -96,6 +96,8 @@ pub(crate) struct Thread<'a> {
     pub snapshots: &'a crate::state::Snapshots,
     /// The shared writable file mappings alive in the replay.
     pub live_maps: &'a crate::state::LiveMappings,
+    /// The directory streams being read.
+    pub listings: &'a crate::state::ListingsInProgress,
     /// The trace file as the recorder wrote it (its meta's `output`): it
     /// grew while the program ran, so calls naming it are simulated, as
     /// pseudo files are.
@@ -431,6 +433,16 @@ fn continues_short_transfers(row: &Syscall) -> Option<bool> {
     }
 }
 
+/// Whether a call may make or remove directory entries: those acting on
+/// entries themselves that are not queries (`mkdir`, `unlink`, `rename`,
+/// `link`...), and opens that may create.
+fn changes_entries(row: &Syscall, args: &[u64; 6]) -> bool {
+    (row.in_groups(Group::NOFOLLOW) && !row.in_groups(Group::QUERY))
+        || row
+            .open_flags(args)
+            .is_some_and(|f| f & libc::O_CREAT as u64 != 0)
+}
+
 /// The first component of a relative path and the rest.
 fn split_component(p: &[u8]) -> (&[u8], &[u8]) {
     match p.iter().position(|&b| b == b'/') {
@@ -552,13 +564,23 @@ impl Thread<'_> {
         if DID_NOTHING.iter().any(|&e| expected == -i64::from(e)) {
             return Outcome::Simulated(None);
         }
-        if let Some(o) = self.effect(ev, row) {
-            return o;
+        let outcome = match self.effect(ev, row) {
+            Some(o) => o,
+            None => match row.replay {
+                Replay::Execute if row.params.is_some() => self.execute(ev, row),
+                _ => self.simulate(ev, row),
+            },
+        };
+        if self.listings.any() && changes_entries(row, &ev.args) {
+            for (i, p) in row.params().iter().enumerate() {
+                if p.kind == Kind::Path {
+                    if let Ok(path) = self.full_path(ev, row, i) {
+                        self.listings.changed(&path);
+                    }
+                }
+            }
         }
-        match row.replay {
-            Replay::Execute if row.params.is_some() => self.execute(ev, row),
-            _ => self.simulate(ev, row),
-        }
+        outcome
     }
 
     fn expected(ev: &SyscallEvent) -> i64 {
@@ -1368,9 +1390,16 @@ impl Thread<'_> {
         let fd = ev.args[0] as i32;
         let mut table = lock(&self.proc.fds);
         let entry = live(&mut table, fd, ev)?;
-        let l = entry.listing.get_or_insert_with(Default::default).clone();
+        let dir = entry.path.clone();
+        let stream = entry.listing.get_or_insert_with(Default::default).clone();
         drop(table);
-        let mut l = lock(&l);
+        let mut l = lock(&stream);
+        if !l.begun {
+            l.begun = true;
+            drop(l);
+            self.listings.begin(&dir, &stream);
+            l = lock(&stream);
+        }
         if let Some(cap) = ev
             .captures
             .iter()
@@ -1395,9 +1424,13 @@ impl Thread<'_> {
         let Listing {
             expected: e,
             got: g,
+            unspecified,
+            ..
         } = std::mem::take(&mut *l);
+        drop(l);
+        self.listings.end(&stream);
         match self.verify {
-            Verify::Full => verify::listing(e, g),
+            Verify::Full => verify::listing(e, g, &unspecified),
             _ if got != 0 => Some("directory stream ended late".into()),
             _ => None,
         }

@@ -358,6 +358,7 @@ struct Shared<'a> {
     snapshots: state::Snapshots,
     /// The shared writable file mappings alive in the replay.
     live_maps: state::LiveMappings,
+    listings: state::ListingsInProgress,
 }
 
 impl Shared<'_> {
@@ -563,6 +564,7 @@ pub fn replay(
         rings: uring::Registry::default(),
         snapshots: state::Snapshots::default(),
         live_maps: state::LiveMappings::default(),
+        listings: state::ListingsInProgress::default(),
     };
     let started = Instant::now();
     let mut manifest: Vec<PathState> = Vec::new();
@@ -815,6 +817,7 @@ fn thread_main(shared: &Shared<'_>, tid: u32, start: Start, rx: Receiver<Vec<Ite
         rings: &shared.rings,
         snapshots: &shared.snapshots,
         live_maps: &shared.live_maps,
+        listings: &shared.listings,
         own_trace: shared.own_trace.as_deref(),
         acting: Acting::new(),
         moved: 0,

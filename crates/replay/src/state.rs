@@ -11,9 +11,9 @@ use crate::aio::{Context, Contexts};
 use reanimator_catalogue::{Ids, Which};
 use reanimator_fsstate::{inherited_output, Root};
 use reanimator_trace::{FdInfo, SyscallEvent};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// A locked mutex, even if a replay thread panicked while holding it (the
@@ -59,7 +59,7 @@ pub(crate) struct FdEntry {
     /// order as calls at one shared offset do.
     pub appends: Option<usize>,
     /// Directory listing state for stream-level `getdents64` checks.
-    pub listing: Option<Arc<Mutex<Listing>>>,
+    pub listing: Option<SharedListing>,
     /// Recorded exit time of the call that created it.
     pub opened_ns: u64,
     /// The entry it replaced before that entry's close was replayed (see
@@ -74,6 +74,102 @@ pub(crate) struct FdEntry {
 pub(crate) struct Listing {
     pub expected: Vec<(Vec<u8>, u8)>,
     pub got: Vec<(Vec<u8>, u8)>,
+    /// Whether the stream is registered in [`ListingsInProgress`].
+    pub begun: bool,
+    /// Names made or removed in the directory while the stream was read,
+    /// whose presence in it is unspecified.
+    pub unspecified: HashSet<Vec<u8>>,
+}
+
+/// The directory streams being read, by the traced path of their
+/// directory. Whether `readdir` returns an entry made or removed in its
+/// directory after the stream began is unspecified (POSIX), and file
+/// systems differ: `dpkg -r` lists `/var/lib/dpkg/info` while it unlinks
+/// the package's files there, and ext4's hash order returned a file
+/// before its unlink where btrfs's creation order reached it after. Such
+/// names are left out when the listing is compared.
+#[derive(Default)]
+pub(crate) struct ListingsInProgress {
+    /// How many are registered: calls check this before naming paths.
+    active: AtomicUsize,
+    dirs: Mutex<Vec<Reading>>,
+}
+
+/// One stream being read: its directory (as [`lexical`] names it), and
+/// the listing, which goes when the last descriptor of it closes.
+struct Reading {
+    dir: Vec<u8>,
+    listing: Weak<Mutex<Listing>>,
+}
+
+/// A directory stream's shared state, as every descriptor of it holds it.
+pub(crate) type SharedListing = Arc<Mutex<Listing>>;
+
+impl ListingsInProgress {
+    /// A stream of directory `dir` returned its first entries.
+    pub fn begin(&self, dir: &[u8], listing: &SharedListing) {
+        let mut dirs = lock(&self.dirs);
+        dirs.retain(|r| r.listing.strong_count() > 0);
+        dirs.push(Reading {
+            dir: lexical(dir),
+            listing: Arc::downgrade(listing),
+        });
+        self.active.store(dirs.len(), Ordering::Relaxed);
+    }
+
+    /// The stream reached its end.
+    pub fn end(&self, listing: &SharedListing) {
+        let mut dirs = lock(&self.dirs);
+        dirs.retain(|r| {
+            r.listing.strong_count() > 0 && !std::ptr::eq(r.listing.as_ptr(), Arc::as_ptr(listing))
+        });
+        self.active.store(dirs.len(), Ordering::Relaxed);
+    }
+
+    /// Whether any stream is being read.
+    pub fn any(&self) -> bool {
+        self.active.load(Ordering::Relaxed) > 0
+    }
+
+    /// A call made or removed the entry `path` (traced, absolute).
+    pub fn changed(&self, path: &[u8]) {
+        let path = lexical(path);
+        let Some(cut) = path.iter().rposition(|&b| b == b'/') else {
+            return;
+        };
+        let (dir, name) = (&path[..cut.max(1)], &path[cut + 1..]);
+        let mut dirs = lock(&self.dirs);
+        // Streams closed before their end go here.
+        dirs.retain(|r| r.listing.strong_count() > 0);
+        self.active.store(dirs.len(), Ordering::Relaxed);
+        let listings: Vec<_> = dirs
+            .iter()
+            .filter(|r| r.dir == dir)
+            .filter_map(|r| r.listing.upgrade())
+            .collect();
+        drop(dirs);
+        for l in listings {
+            lock(&l).unspecified.insert(name.to_vec());
+        }
+    }
+}
+
+/// `path` with no empty or `.` components and no trailing `/`: how a
+/// directory is named when its stream is opened and when a call names an
+/// entry in it (`/var/lib/dpkg/info/` and `/var/lib/dpkg/info/x`).
+fn lexical(path: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(path.len());
+    for c in path
+        .split(|&b| b == b'/')
+        .filter(|c| !c.is_empty() && *c != b".")
+    {
+        out.push(b'/');
+        out.extend_from_slice(c);
+    }
+    if out.is_empty() {
+        out.push(b'/');
+    }
+    out
 }
 
 impl FdEntry {

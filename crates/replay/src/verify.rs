@@ -13,6 +13,7 @@
 
 use reanimator_catalogue::{Ret, StructType};
 use reanimator_fsstate::Owners;
+use std::collections::HashSet;
 
 use crate::exec::Verify;
 
@@ -206,11 +207,16 @@ pub(crate) fn dirents(buf: &[u8]) -> Vec<(Vec<u8>, u8)> {
     out
 }
 
-/// Compares two complete directory listings as sets.
+/// Compares two complete directory listings as sets, leaving out the
+/// names whose presence is `unspecified` (made or removed while the
+/// stream was read).
 pub(crate) fn listing(
     mut expected: Vec<(Vec<u8>, u8)>,
     mut got: Vec<(Vec<u8>, u8)>,
+    unspecified: &HashSet<Vec<u8>>,
 ) -> Option<Mismatch> {
+    expected.retain(|(n, _)| !unspecified.contains(n));
+    got.retain(|(n, _)| !unspecified.contains(n));
     expected.sort();
     got.sort();
     if expected == got {
