@@ -4,7 +4,7 @@
 # (stable, via rustup) must already be present.
 set -euo pipefail
 need_apt=()
-for pkg in build-essential pkg-config clang libelf-dev zlib1g-dev bpftool zstd sqlite3 git tar fio rocksdb-tools xfsprogs postgresql mariadb-server sysbench postmark; do
+for pkg in build-essential pkg-config clang libelf-dev zlib1g-dev bpftool zstd sqlite3 git tar fio rocksdb-tools xfsprogs btrfs-progs postgresql mariadb-server sysbench postmark; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
 done
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)

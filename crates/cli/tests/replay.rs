@@ -812,6 +812,25 @@ impl Mount {
         Mount::new(&img, &dir.join("xfs"), &["-o", "loop"])
     }
 
+    /// Makes a 320 MiB (sparse) btrfs image in `dir` and mounts it on a
+    /// loop device. Needs root and btrfs-progs; CI has both.
+    fn btrfs(dir: &Path) -> Mount {
+        require("mkfs.btrfs");
+        require_root("mounts a btrfs image on a loop device");
+        let img = dir.join("btrfs.img");
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(320 << 20)
+            .unwrap();
+        let mk = Command::new("mkfs.btrfs")
+            .arg("-q")
+            .arg(&img)
+            .output()
+            .unwrap();
+        assert!(mk.status.success(), "mkfs.btrfs: {}", show(&mk));
+        Mount::new(&img, &dir.join("btrfs"), &["-o", "loop"])
+    }
+
     /// Mounts a small tmpfs at `dir/NAME` with `options` (`-o`). Needs
     /// root.
     fn tmpfs(dir: &Path, name: &str, options: &str) -> Mount {
@@ -920,6 +939,37 @@ fn cp_on_xfs_clones_and_replays_onto_any_file_system() {
         let root = xfs.0.join("root");
         let _ = std::fs::remove_dir_all(&root);
         replay_clean_at(&root, &trace, &[]);
+    }
+}
+
+/// Copies between descriptors in one call each (see
+/// `tests/programs/copies.c`), replayed onto btrfs, whose
+/// `copy_file_range` stops at the last whole block: replay goes on until
+/// the recorded count moved. Before, the first copy returned 49,152 where
+/// 50,000 were recorded, and the file differed.
+#[test]
+fn copies_between_descriptors_replay_whole_onto_btrfs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = program(tmp.path(), "copies");
+    let btrfs = Mount::btrfs(tmp.path());
+    for backend in ["ptrace", "auto"] {
+        let work = tmp.path().join(format!("work-{backend}"));
+        std::fs::create_dir_all(&work).unwrap();
+        let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
+        assert!(
+            std::fs::read(work.join("dst")).is_ok_and(|d| d.len() == 100_000),
+            "{backend}: copies did not finish"
+        );
+        replay_clean(tmp.path(), &trace, &[]);
+        let root = btrfs.0.join(format!("root-{backend}"));
+        replay_clean_at(&root, &trace, &[]);
+        let replayed = under(&root, &work);
+        assert_eq!(
+            std::fs::read(replayed.join("dst")).unwrap(),
+            std::fs::read(work.join("dst")).unwrap(),
+            "{backend}"
+        );
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }
 
