@@ -591,6 +591,11 @@ pub enum Effect {
     /// btrfs). Nothing of those bytes passes through the call, so replay
     /// copies them where its file system cannot share them.
     Clone,
+    /// Allocates, zeroes or punches out a range of the file of its first
+    /// descriptor (`fallocate`: mode, offset, length). Some file systems
+    /// cannot (ext2, network and FUSE ones: `EOPNOTSUPP`); replay then
+    /// makes what a program can see of it, the file's size and zeros.
+    Allocate,
     /// Reports into its `Out` mask the CPUs the task of its first argument
     /// may run on (`sched_getaffinity`). The ptrace recorder pins the tasks
     /// it traces to its own CPUs, so it shows each the mask it had before,

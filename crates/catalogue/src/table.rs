@@ -365,7 +365,7 @@ pub(crate) const TABLE: &[Syscall] = &[
     sys!(282, signalfd, [fd: Fd, mask: Ptr, sizemask: Size], Fd, Simulate, G::SIGNAL | G::DESC),
     sys!(283, timerfd_create, [clockid: Int, flags: Flags(F::Cloexec)], Fd, Simulate, G::CLOCK | G::DESC),
     sys!(284, eventfd, [initval: UInt], Fd, Emulate, G::DESC),
-    sys!(285, fallocate, [fd: Fd, mode: Flags(F::Falloc), offset: Offset, len: Offset], Int, Execute, G::DESC),
+    sys!(285, fallocate, [fd: Fd, mode: Flags(F::Falloc), offset: Offset, len: Offset], Int, Execute, G::DESC, E::Allocate),
     raw!(286, timerfd_settime, Simulate, G::CLOCK | G::DESC),
     raw!(287, timerfd_gettime, Simulate, G::CLOCK | G::DESC),
     sys!(288, accept4, [sockfd: Fd, addr: SOCKADDR_OUT_2, addrlen: SOCKLEN, flags: Flags(F::SockType)], Fd, Emulate, G::NETWORK | G::DESC),

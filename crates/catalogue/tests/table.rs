@@ -733,6 +733,15 @@ fn effects_have_the_arguments_their_followers_read() {
             Effect::Move => kinds.iter().filter(|k| **k == Kind::Path).count() == 2,
             Effect::Remove => kinds.iter().filter(|k| **k == Kind::Path).count() == 1,
             Effect::Clone => kinds.first() == Some(&Kind::Fd) && kinds.last() == Some(&Kind::Fd),
+            Effect::Allocate => {
+                kinds
+                    == [
+                        Kind::Fd,
+                        Kind::Flags(FlagSet::Falloc),
+                        Kind::Offset,
+                        Kind::Offset,
+                    ]
+            }
             Effect::ShowsCpus | Effect::SetsCpus => {
                 kinds.first() == Some(&Kind::Pid) && matches!(kinds.get(2), Some(Kind::Buf { .. }))
             }
