@@ -1605,9 +1605,13 @@ impl Thread<'_> {
                     roomy(&wr, 0);
                     if let (0, Some((a, b))) = (expected, fd_pair(ev, 0)) {
                         let cloexec = flags & libc::O_CLOEXEC != 0;
+                        let writer = FdEntry {
+                            _reader: rd.try_clone().ok().map(Arc::new),
+                            ..FdEntry::real(wr, cloexec, Vec::new(), true)
+                        };
                         let mut t = lock(&self.proc.fds);
                         install(&mut t, a, FdEntry::real(rd, cloexec, Vec::new(), true), ev);
-                        install(&mut t, b, FdEntry::real(wr, cloexec, Vec::new(), true), ev);
+                        install(&mut t, b, writer, ev);
                     }
                 }
                 Outcome::Executed(ok(got))

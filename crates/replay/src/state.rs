@@ -60,6 +60,13 @@ pub(crate) struct FdEntry {
     pub appends: Option<usize>,
     /// Directory listing state for stream-level `getdents64` checks.
     pub listing: Option<SharedListing>,
+    /// Of a pipe's write end, a descriptor of its read end, open while the
+    /// write end is. Calls of two processes that overlapped in time run in
+    /// either order, so `yes | head -c 1` could replay `head`'s last
+    /// `close` before a write `yes` made while `head` still read: `EPIPE`
+    /// where the recording had the bytes written (1 run in 40). Writes
+    /// that failed with `EPIPE` when recorded are not issued anyway.
+    pub _reader: Option<Arc<OwnedFd>>,
     /// Recorded exit time of the call that created it.
     pub opened_ns: u64,
     /// The entry it replaced before that entry's close was replayed (see
@@ -183,6 +190,7 @@ impl FdEntry {
             direct: false,
             appends: None,
             listing: None,
+            _reader: None,
             opened_ns: 0,
             displaced: None,
         }
@@ -242,6 +250,7 @@ impl FdEntry {
             direct: false,
             appends: None,
             listing: None,
+            _reader: None,
             opened_ns: 0,
             displaced: None,
         }

@@ -766,6 +766,35 @@ fn a_write_to_a_non_blocking_pipe_waits_for_room_for_the_rest() {
     );
 }
 
+#[test]
+fn a_write_replayed_after_its_readers_close_still_writes() {
+    // `yes | head -c 1`: head's last close and yes's last write overlapped
+    // in time, the write finishing first; replay may run the close first
+    // (as this trace orders them). The pipe must still take the bytes,
+    // not refuse them with EPIPE (1 replay in 40 mismatched).
+    let root = tempfile::tempdir().unwrap();
+    let mut s = Script::new("/");
+    let fds: Vec<u8> = [3i32, 4].iter().flat_map(|f| f.to_le_bytes()).collect();
+    s.call("pipe2", &[P, 0], 0, &[(0, Role::Exit, &fds)])
+        .call("write", &[4, P, 2], 2, &[(1, Role::Entry, b"ab")])
+        .call("read", &[3, P, 1], 1, &[(1, Role::Exit, b"a")])
+        .call("close", &[3], 0, &[])
+        .call("write", &[4, P, 2], 2, &[(1, Role::Entry, b"cd")])
+        .call("close", &[4], 0, &[]);
+    let opts = Options {
+        order: OrderPolicy::Strict,
+        ..Options::default()
+    };
+    let (report, lines) = run_with(&s, root.path(), &opts);
+    assert!(report.is_clean(), "{lines:?}\n{}", report.table());
+    assert_eq!(
+        report.tally.calls["write"].executed,
+        2,
+        "{}",
+        report.table()
+    );
+}
+
 /// Replays `script`, failing the test instead of hanging if replay has
 /// not ended within `secs` seconds.
 fn run_within(script: &Script, root: &Path, secs: u64) -> (Report, Vec<String>) {
