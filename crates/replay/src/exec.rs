@@ -446,14 +446,21 @@ fn changes_entries(row: &Syscall, args: &[u64; 6]) -> bool {
 /// What a program can see of `fallocate(mode, offset, len)` where the
 /// file system cannot do it: the size an allocation or a zeroed range
 /// extends the file to (unless `FALLOC_FL_KEEP_SIZE`), and zeros over a
-/// range zeroed or punched out (written, so no hole is left). Collapsing
-/// or inserting a range moves data: still `EOPNOTSUPP`.
+/// range zeroed or punched out (written, so no hole is left; not through
+/// an `O_APPEND` descriptor). Collapsing or inserting a range moves data:
+/// still `EOPNOTSUPP`.
 fn fallocate_visibly(fd: &OwnedFd, mode: i32, offset: u64, len: u64) -> io::Result<()> {
     let size = crate::state::stat_of(fd).map_or(0, |st| st.st_size as u64);
     let end = offset.saturating_add(len);
     match mode & !libc::FALLOC_FL_KEEP_SIZE {
         0 => {}
         libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_ZERO_RANGE => {
+            // SAFETY: F_GETFL reads the descriptor's status flags.
+            let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
+            if flags < 0 || flags & libc::O_APPEND != 0 {
+                // `pwrite` would append the zeros at the end.
+                return Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP));
+            }
             let zeros = [0u8; 1 << 16];
             let mut at = offset;
             while at < end.min(size) {
