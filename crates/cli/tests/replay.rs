@@ -827,6 +827,17 @@ impl Mount {
         )
     }
 
+    /// Replays `trace` into a fresh root `NAME` on this file system and
+    /// asserts a clean replay, hands `check` the root, then removes it
+    /// (a tmpfs is small).
+    fn replay_clean(&self, trace: &Path, name: &str, check: impl FnOnce(&Path)) {
+        let root = self.0.join(name);
+        let _ = std::fs::remove_dir_all(&root);
+        replay_clean_at(&root, trace, &[]);
+        check(&root);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
     fn new(source: &Path, at: &Path, options: &[&str]) -> Mount {
         std::fs::create_dir_all(at).unwrap();
         let m = Command::new("mount")
@@ -921,9 +932,7 @@ fn cp_on_xfs_clones_and_replays_onto_any_file_system() {
         let replayed = under(&tmp.path().join("root"), &work);
         assert_eq!(std::fs::read(replayed.join("dst.bin")).unwrap(), data);
         // Onto XFS: cloned.
-        let root = xfs.0.join("root");
-        let _ = std::fs::remove_dir_all(&root);
-        replay_clean_at(&root, &trace, &[]);
+        xfs.replay_clean(&trace, "root", |_| {});
     }
 }
 
@@ -946,15 +955,13 @@ fn copies_between_descriptors_replay_whole_onto_btrfs() {
             "{backend}: copies did not finish"
         );
         replay_clean(tmp.path(), &trace, &[]);
-        let root = btrfs.0.join(format!("root-{backend}"));
-        replay_clean_at(&root, &trace, &[]);
-        let replayed = under(&root, &work);
-        assert_eq!(
-            std::fs::read(replayed.join("dst")).unwrap(),
-            std::fs::read(work.join("dst")).unwrap(),
-            "{backend}"
-        );
-        std::fs::remove_dir_all(&root).unwrap();
+        btrfs.replay_clean(&trace, "root", |root| {
+            assert_eq!(
+                std::fs::read(under(root, &work).join("dst")).unwrap(),
+                std::fs::read(work.join("dst")).unwrap(),
+                "{backend}"
+            );
+        });
     }
 }
 
@@ -980,9 +987,7 @@ fn allocations_replay_onto_a_file_system_without_fallocate() {
             "320000",
             "{backend}: the script did not finish"
         );
-        let root = ext2.0.join(format!("root-{backend}"));
-        replay_clean_at(&root, &trace, &[]);
-        std::fs::remove_dir_all(&root).unwrap();
+        ext2.replay_clean(&trace, "root", |_| {});
     }
 }
 
@@ -1102,9 +1107,7 @@ fn entries_removed_during_a_listing_replay_clean_on_another_file_system() {
             dump(&trace).contains("getdents64("),
             "{backend}: the program listed nothing"
         );
-        let root = other.0.join(format!("root-{backend}"));
-        replay_clean_at(&root, &trace, &[]);
-        std::fs::remove_dir_all(&root).unwrap();
+        other.replay_clean(&trace, "root", |_| {});
     }
 }
 

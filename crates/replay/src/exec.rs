@@ -1174,8 +1174,8 @@ impl Thread<'_> {
                 got += r;
             }
         }
-        let copy = descriptor_copy_count(row).filter(|_| stream_fd.is_none());
-        if let Some(count) = copy.filter(|_| got > 0 && got < expected) {
+        let short = got > 0 && got < expected && stream_fd.is_none();
+        if let Some(count) = short.then(|| descriptor_copy_count(row)).flatten() {
             // A file system may move less per call than the recording's
             // did (btrfs's `copy_file_range` stops at the last whole
             // block: 49,152 of 50,000 bytes); go on until the recorded

@@ -9,7 +9,7 @@
 
 use crate::aio::{Context, Contexts};
 use reanimator_catalogue::{Ids, Which};
-use reanimator_fsstate::{inherited_output, Root};
+use reanimator_fsstate::{inherited_output, join, Root};
 use reanimator_trace::{FdInfo, SyscallEvent};
 use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -102,7 +102,7 @@ pub(crate) struct ListingsInProgress {
     dirs: Mutex<Vec<Reading>>,
 }
 
-/// One stream being read: its directory (as [`lexical`] names it), and
+/// One stream being read: its directory (as [`join`] names it), and
 /// the listing, which goes when the last descriptor of it closes.
 struct Reading {
     dir: Vec<u8>,
@@ -113,24 +113,29 @@ struct Reading {
 pub(crate) type SharedListing = Arc<Mutex<Listing>>;
 
 impl ListingsInProgress {
-    /// A stream of directory `dir` returned its first entries.
-    pub fn begin(&self, dir: &[u8], listing: &SharedListing) {
+    /// Runs `f` on the registered streams, less those whose descriptors
+    /// all closed before their end, and keeps the count up to date.
+    fn with_live<R>(&self, f: impl FnOnce(&mut Vec<Reading>) -> R) -> R {
         let mut dirs = lock(&self.dirs);
         dirs.retain(|r| r.listing.strong_count() > 0);
-        dirs.push(Reading {
-            dir: lexical(dir),
-            listing: Arc::downgrade(listing),
-        });
+        let out = f(&mut dirs);
         self.active.store(dirs.len(), Ordering::Relaxed);
+        out
+    }
+
+    /// A stream of directory `dir` returned its first entries.
+    pub fn begin(&self, dir: &[u8], listing: &SharedListing) {
+        let reading = Reading {
+            dir: join(b"/", dir),
+            listing: Arc::downgrade(listing),
+        };
+        self.with_live(|dirs| dirs.push(reading));
     }
 
     /// The stream reached its end.
     pub fn end(&self, listing: &SharedListing) {
-        let mut dirs = lock(&self.dirs);
-        dirs.retain(|r| {
-            r.listing.strong_count() > 0 && !std::ptr::eq(r.listing.as_ptr(), Arc::as_ptr(listing))
-        });
-        self.active.store(dirs.len(), Ordering::Relaxed);
+        let this = Arc::as_ptr(listing);
+        self.with_live(|dirs| dirs.retain(|r| !std::ptr::eq(r.listing.as_ptr(), this)));
     }
 
     /// Whether any stream is being read.
@@ -140,43 +145,21 @@ impl ListingsInProgress {
 
     /// A call made or removed the entry `path` (traced, absolute).
     pub fn changed(&self, path: &[u8]) {
-        let path = lexical(path);
+        let path = join(b"/", path);
         let Some(cut) = path.iter().rposition(|&b| b == b'/') else {
             return;
         };
         let (dir, name) = (&path[..cut.max(1)], &path[cut + 1..]);
-        let mut dirs = lock(&self.dirs);
-        // Streams closed before their end go here.
-        dirs.retain(|r| r.listing.strong_count() > 0);
-        self.active.store(dirs.len(), Ordering::Relaxed);
-        let listings: Vec<_> = dirs
-            .iter()
-            .filter(|r| r.dir == dir)
-            .filter_map(|r| r.listing.upgrade())
-            .collect();
-        drop(dirs);
+        let listings: Vec<_> = self.with_live(|dirs| {
+            dirs.iter()
+                .filter(|r| r.dir == dir)
+                .filter_map(|r| r.listing.upgrade())
+                .collect()
+        });
         for l in listings {
             lock(&l).unspecified.insert(name.to_vec());
         }
     }
-}
-
-/// `path` with no empty or `.` components and no trailing `/`: how a
-/// directory is named when its stream is opened and when a call names an
-/// entry in it (`/var/lib/dpkg/info/` and `/var/lib/dpkg/info/x`).
-fn lexical(path: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(path.len());
-    for c in path
-        .split(|&b| b == b'/')
-        .filter(|c| !c.is_empty() && *c != b".")
-    {
-        out.push(b'/');
-        out.extend_from_slice(c);
-    }
-    if out.is_empty() {
-        out.push(b'/');
-    }
-    out
 }
 
 impl FdEntry {

@@ -115,12 +115,11 @@ impl Script {
         self
     }
 
-    /// Appends `pipe2(O_NONBLOCK)` that made descriptors 3 (read end) and
-    /// 4 (write end).
-    fn non_blocking_pipe(&mut self) -> &mut Self {
+    /// Appends `pipe2(flags)` that made descriptors 3 (read end) and 4
+    /// (write end).
+    fn pipe(&mut self, flags: i32) -> &mut Self {
         let fds: Vec<u8> = [3i32, 4].iter().flat_map(|f| f.to_le_bytes()).collect();
-        let flags = libc::O_NONBLOCK as u64;
-        self.call("pipe2", &[P, flags], 0, &[(0, Role::Exit, &fds)])
+        self.call("pipe2", &[P, flags as u64], 0, &[(0, Role::Exit, &fds)])
     }
 
     /// Gives the last `n` calls the ids `ids` (records come in completion
@@ -550,7 +549,7 @@ fn a_read_of_a_non_blocking_pipe_waits_for_the_rest_of_its_bytes() {
     // rest instead of returning short (which misaligned every later read).
     let root = tempfile::tempdir().unwrap();
     let mut s = Script::new("/");
-    s.non_blocking_pipe();
+    s.pipe(libc::O_NONBLOCK);
     const CHILD: u32 = PID + 1;
     s.thread(CHILD);
     let ms = 1_000_000;
@@ -731,7 +730,7 @@ fn a_write_to_a_non_blocking_pipe_waits_for_room_for_the_rest() {
     // only; it must wait for the rest instead of returning short.
     let root = tempfile::tempdir().unwrap();
     let mut s = Script::new("/");
-    s.non_blocking_pipe();
+    s.pipe(libc::O_NONBLOCK);
     const READER: u32 = PID + 1;
     s.thread(READER);
     let ms = 1_000_000;
@@ -774,8 +773,7 @@ fn a_write_replayed_after_its_readers_close_still_writes() {
     // not refuse them with EPIPE (1 replay in 40 mismatched).
     let root = tempfile::tempdir().unwrap();
     let mut s = Script::new("/");
-    let fds: Vec<u8> = [3i32, 4].iter().flat_map(|f| f.to_le_bytes()).collect();
-    s.call("pipe2", &[P, 0], 0, &[(0, Role::Exit, &fds)])
+    s.pipe(0)
         .call("write", &[4, P, 2], 2, &[(1, Role::Entry, b"ab")])
         .call("read", &[3, P, 1], 1, &[(1, Role::Exit, b"a")])
         .call("close", &[3], 0, &[])
@@ -1195,7 +1193,7 @@ fn a_short_writev_to_a_pipe_moves_no_more_in_replay() {
     // bytes; replay's pipe has room for all, but the call must move 100.
     let root = tempfile::tempdir().unwrap();
     let mut s = Script::new("/");
-    s.non_blocking_pipe();
+    s.pipe(libc::O_NONBLOCK);
     let data = [b'w'; 200];
     s.call("writev", &[4, P, 1], 100, &[(1, Role::Entry, &data)])
         .call("read", &[3, P, 4096], 100, &[(1, Role::Exit, &data[..100])])
