@@ -1443,15 +1443,29 @@ fn a_recovered_trace_says_its_final_state_was_not_checked() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // The initial states (the shell, libc) are on disk once the trace
-    // holds more than its header.
+    // Killed once the initial states (the shell, libc) are on disk: a
+    // recovery of the trace as it is holds one. (Waiting for a size was
+    // not enough: under load the buffers' frames passed it before the
+    // first frame of records was written.)
+    let probe = tmp.path().join("probe.rtr");
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while std::fs::metadata(&trace).map_or(0, |m| m.len()) < 200_000 {
+    loop {
+        let _ = std::fs::remove_file(&probe);
+        let rec = output_within(
+            Command::new(bin())
+                .args(["recover", "-o"])
+                .arg(&probe)
+                .arg(&trace),
+            Duration::from_secs(60),
+        );
+        if rec.status.success() && dump(&probe).contains("*** path before") {
+            break;
+        }
         assert!(
             std::time::Instant::now() < deadline,
-            "the recorder wrote nothing"
+            "the recorder wrote no initial state"
         );
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(100));
     }
     recorder.kill().unwrap();
     recorder.wait().unwrap();
