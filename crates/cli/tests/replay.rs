@@ -1376,6 +1376,91 @@ fn output_redirected_into_a_file_the_command_names_replays_clean() {
     }
 }
 
+/// A process recorded by attaching to it (`record -p PID`) writes and
+/// reads through descriptors it opened before the attach: an appended
+/// log it then only stats, and a file open for reading and writing. The
+/// recorder records both files as it attaches, and replay opens them
+/// again at their offsets. Before, those descriptors were simulated: the
+/// log's state came from the `stat` (its size after the first write, no
+/// contents) and `rest` was empty (1 mismatch, 2 differing paths).
+#[test]
+fn files_a_process_had_open_before_an_attach_replay_clean() {
+    require_root("attaching to a process with ptrace");
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("log"), "old\n").unwrap();
+    std::fs::write(work.join("db"), "0123456789\n").unwrap();
+    // Waits for a line on stdin, sent once the recorder has attached.
+    let mut program = Command::new("sh")
+        .current_dir(&work)
+        .args([
+            "-c",
+            "exec 3>>log 4<>db; read -r go; echo new >&3; stat -c %s log > size; \
+             echo more >&3; echo AB >&4; cat <&4 > rest; cat db > whole",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let trace = tmp.path().join("t.rtr");
+    let mut recorder = Command::new(bin())
+        .args(["record", "--backend", "ptrace", "-o"])
+        .arg(&trace)
+        .args(["-p", &program.id().to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first line says it attaches; the records follow at once.
+    let mut stderr = std::io::BufReader::new(recorder.stderr.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut line = String::new();
+        let _ = stderr.read_line(&mut line);
+        let _ = tx.send(line.clone());
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut rest);
+        line + &rest
+    });
+    let first = rx.recv_timeout(Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(500));
+    {
+        use std::io::Write;
+        let mut stdin = program.stdin.take().unwrap();
+        let _ = stdin.write_all(b"go\n");
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = recorder.try_wait().unwrap() {
+            break Some(status);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = recorder.kill();
+            let _ = program.kill();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let _ = program.wait();
+    let err = reader.join().unwrap();
+    assert!(first.is_ok_and(|l| l.contains("attaching to")), "{err}");
+    assert!(status.is_some_and(|s| s.success()), "{status:?}: {err}");
+    assert_eq!(std::fs::read_to_string(work.join("rest")).unwrap(), "3456789\n");
+    let root = tmp.path().join("root");
+    replay_clean_at(&root, &trace, &[]);
+    let replayed = root.join(work.strip_prefix("/").unwrap());
+    for file in ["log", "db", "rest", "whole", "size"] {
+        assert_eq!(
+            std::fs::read(replayed.join(file)).unwrap(),
+            std::fs::read(work.join(file)).unwrap(),
+            "{file}"
+        );
+    }
+}
+
 /// The recorder's own messages while the command runs (here, after 2 s,
 /// that a daemon the command left behind keeps the recording going) stay
 /// out of the command's output file when stderr is that file: with no

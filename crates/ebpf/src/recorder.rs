@@ -16,7 +16,7 @@ use reanimator_catalogue::{self as catalogue, Effect};
 use reanimator_fsstate::{Need, Snapshotter};
 use reanimator_record::mappings::SharedMappings;
 use reanimator_record::{
-    clear_stop_request, discard_stopped, exit_status, fork_stopped, inherited_outputs,
+    clear_stop_request, discard_stopped, exit_status, files_open_at_start, fork_stopped,
     keep_messages_out_of, now_ns, process_start, read_mem, say, spawned_start, status,
     stop_requested, task_ids, touched_paths, watch_stop_signals, with_writer_thread, CaptureCounts,
     Captures, ChildSetup, DataPolicy, Error, LeftBehind, RecordSummary, SavedState, Sink,
@@ -485,7 +485,7 @@ impl<'s> Recorder<'s, '_, '_> {
         if self.gate.is_some() {
             start.fds.retain(|f| !is_gate_fd(f.fd));
         }
-        let outputs = inherited_outputs(&start);
+        let outputs = files_open_at_start(&start);
         keep_messages_out_of(&outputs);
         for path in outputs {
             self.snapshot(&path, Need::Contents)?;

@@ -27,17 +27,31 @@ pub fn join(base: &[u8], rel: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The path a descriptor the traced command inherited writes to, when it
-/// was open for writing only on a path outside the pseudo file systems
-/// (`cmd > build.log`): the recorders record such a file's state before
-/// the command runs, and replay writes the command's output into it
-/// again. `None` for anything else (a terminal, a pipe, a file read from).
-pub fn inherited_output(fd: &reanimator_trace::FdInfo) -> Option<&[u8]> {
+/// The path of a regular file a process had open when the recorder began
+/// following it (`start` is how it began), when replay opens that file
+/// again instead of simulating the descriptor: the recorders record the
+/// file's state before the process runs on, since it may write to it
+/// through no call that names it. For a command the recorder spawned,
+/// only a file open for writing only (`cmd > build.log`: replay writes
+/// the command's output into it again); for a process attached to
+/// (`record -p PID`), any file outside the pseudo file systems (its log,
+/// its database: until 2026-11-28 these were simulated, so the writes
+/// through them went nowhere, and a file first named after them was
+/// recorded with them already in it). `None` for anything else (a
+/// terminal, a pipe, a file a spawned command reads from).
+pub fn reopened_at_start(
+    start: reanimator_trace::StartCause,
+    fd: &reanimator_trace::FdInfo,
+) -> Option<&[u8]> {
+    use reanimator_trace::StartCause;
     let path = &fd.target;
-    (fd.flags as i32 & libc::O_ACCMODE == libc::O_WRONLY
-        && path.first() == Some(&b'/')
-        && !is_pseudo(path))
-    .then_some(path.as_slice())
+    let named = path.first() == Some(&b'/') && !is_pseudo(path);
+    let kept = match start {
+        StartCause::Spawned => fd.flags as i32 & libc::O_ACCMODE == libc::O_WRONLY,
+        StartCause::Attached => true,
+        StartCause::Created => false,
+    };
+    (named && kept).then_some(path.as_slice())
 }
 
 /// [`join`], keeping what the kernel reads in a path's end: a final `.`

@@ -30,7 +30,7 @@ use reanimator_trace::{
 };
 
 use reanimator_record::{
-    clear_stop_request, discard_stopped, exit_status, fork_stopped, inherited_outputs,
+    clear_stop_request, discard_stopped, exit_status, files_open_at_start, fork_stopped,
     install_handler, keep_messages_out_of, now_ns, process_start, spawned_start, stop_requested,
     take_refused_reads, task_ids, touched_paths, watch_stop_signals, with_writer_thread,
     CaptureCounts, Captures, DataPolicy, Error, LeftBehind, RecordSummary, SavedState, Sink,
@@ -517,15 +517,9 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
         sys::seize(pid, options).map_err(|e| Error::Attach(pid, e))?;
         let seq = self.shared.seq();
         let start = spawned_start(pid, seq, program, argv, env)?;
+        self.record_states_of(files_open_at_start(&start))?;
         {
             let mut c = self.shared.lock();
-            let outputs = inherited_outputs(&start);
-            keep_messages_out_of(&outputs);
-            for path in outputs {
-                self.shared.write_states(&mut c, |snap, seq, out| {
-                    snap.touch(&path, Need::Contents, seq, now_ns(), out)
-                })?;
-            }
             c.options = options;
             c.root = Some(pid);
             c.own_sigcont = Some(pid);
@@ -544,6 +538,7 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
         watch_stop_signals();
         for &pid in pids {
             let tids = task_ids(pid).map_err(|e| Error::Attach(pid, e))?;
+            let mut open_files = Vec::new();
             for tid in tids {
                 if self.tasks.contains_key(&tid) {
                     continue;
@@ -557,9 +552,28 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                 let _ = sys::interrupt(tid);
                 let seq = self.shared.seq();
                 if let Some(start) = process_start(tid, StartCause::Attached, seq, now_ns()) {
+                    if tid == pid {
+                        open_files = files_open_at_start(&start);
+                    }
                     self.adopt(tid, start)?;
                 }
             }
+            // Once every thread has been told to stop.
+            self.record_states_of(open_files)?;
+        }
+        Ok(())
+    }
+
+    /// Records the state of `files`, those a process held open when it
+    /// was first followed that replay opens again
+    /// ([`files_open_at_start`]), before the process runs on.
+    fn record_states_of(&self, files: Vec<Vec<u8>>) -> Result<(), Error> {
+        keep_messages_out_of(&files);
+        let mut c = self.shared.lock();
+        for path in files {
+            self.shared.write_states(&mut c, |snap, seq, out| {
+                snap.touch(&path, Need::Contents, seq, now_ns(), out)
+            })?;
         }
         Ok(())
     }

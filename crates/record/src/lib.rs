@@ -292,17 +292,19 @@ pub fn now_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// The files a spawned command inherited open for writing only
-/// (`cmd > build.log`), which it writes to through no call that names
-/// them. Both recorders record their state before the command runs: a
-/// later call naming one (`ls -la`, `git status`) would otherwise record
-/// it after the command had written to it, and replay, which writes the
-/// command's output into such a file again, would start from that.
-pub fn inherited_outputs(start: &reanimator_trace::ProcessStart) -> Vec<Vec<u8>> {
+/// The regular files a process had open when the recorder began following
+/// it that replay opens again ([`reanimator_fsstate::reopened_at_start`]):
+/// a spawned command's output files (`cmd > build.log`), any file of a
+/// process attached to. It may write to them through no call that names
+/// them, so both recorders record their state before it runs on: a later
+/// call naming one (`ls -la`, `git status`) would otherwise record it
+/// after the process had written to it, and replay, which writes through
+/// such a descriptor again, would start from that.
+pub fn files_open_at_start(start: &reanimator_trace::ProcessStart) -> Vec<Vec<u8>> {
     start
         .fds
         .iter()
-        .filter_map(reanimator_fsstate::inherited_output)
+        .filter_map(|fd| reanimator_fsstate::reopened_at_start(start.cause, fd))
         .filter(|path| std::fs::metadata(OsStr::from_bytes(path)).is_ok_and(|m| m.is_file()))
         .map(<[u8]>::to_vec)
         .collect()

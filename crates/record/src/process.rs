@@ -69,7 +69,7 @@ static ROUTE: Mutex<Route> = Mutex::new(Route::Stderr);
 /// replay, writing only what the command wrote, could never match. Such
 /// messages go to the controlling terminal if there is one, and are
 /// otherwise held for [`held_messages`]. `outputs` are the spawned
-/// command's inherited output files ([`crate::inherited_outputs`]).
+/// command's inherited output files ([`crate::files_open_at_start`]).
 pub fn keep_messages_out_of(outputs: &[Vec<u8>]) {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::OpenOptionsExt;

@@ -9,8 +9,8 @@
 
 use crate::aio::{Context, Contexts};
 use reanimator_catalogue::{Ids, Which};
-use reanimator_fsstate::{inherited_output, join, Root};
-use reanimator_trace::{FdInfo, SyscallEvent};
+use reanimator_fsstate::{join, reopened_at_start, Root};
+use reanimator_trace::{FdInfo, StartCause, SyscallEvent};
 use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -189,22 +189,24 @@ impl FdEntry {
         };
     }
 
-    /// The entry for a descriptor the first process had when recording
-    /// began. One only written to, on a regular file replay has in DIR
-    /// (`cmd > log` where the trace also names `log`), is opened there
-    /// again at its recorded offset, so the program's output lands in
-    /// the file the final state checks; before 2026-11-27 it went nowhere
-    /// and the file differed. Anything else (a terminal, a pipe, a file
-    /// read from, a file the trace never names) is simulated.
-    pub fn inherited(root: &Root, fd: &FdInfo) -> Self {
+    /// The entry for a descriptor a process had when the recorder began
+    /// following it (`start` is how it began). A regular file replay has
+    /// in DIR that it opens again ([`reopened_at_start`]: `cmd > log`, the
+    /// files of a process attached to) is opened there with its recorded
+    /// access mode and offset, so what the process writes through it lands
+    /// in the file the final state checks, and what it reads comes from
+    /// the file; before 2026-11-27 output went nowhere and the file
+    /// differed. Anything else (a terminal, a pipe, a file a spawned
+    /// command reads from, a file not in DIR) is simulated.
+    pub fn inherited(root: &Root, start: StartCause, fd: &FdInfo) -> Self {
         let flags = fd.flags as i32;
         let cloexec = flags & libc::O_CLOEXEC != 0;
         let target = &fd.target;
-        if inherited_output(fd).is_none() {
+        if reopened_at_start(start, fd).is_none() {
             return FdEntry::simulated(target.clone(), cloexec);
         }
         let reopened = root
-            .open_at(target, libc::O_WRONLY | (flags & libc::O_APPEND), 0)
+            .open_at(target, flags & (libc::O_ACCMODE | libc::O_APPEND), 0)
             .ok()
             .filter(|file| {
                 stat_of(file).is_some_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFREG)
