@@ -1376,6 +1376,53 @@ fn output_redirected_into_a_file_the_command_names_replays_clean() {
     }
 }
 
+/// Starts `reanimator record --backend ptrace -o TRACE -p PID` and waits
+/// (up to a minute) for its first line, which says it attaches. Returns
+/// the recorder, that line, and a thread that collects the rest of its
+/// stderr.
+fn attach_with_ptrace(
+    trace: &Path,
+    pid: u32,
+) -> (std::process::Child, String, std::thread::JoinHandle<String>) {
+    let mut recorder = Command::new(bin())
+        .args(["record", "--backend", "ptrace", "-o"])
+        .arg(trace)
+        .args(["-p", &pid.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(recorder.stderr.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut line = String::new();
+        let _ = stderr.read_line(&mut line);
+        let _ = tx.send(line);
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut rest);
+        rest
+    });
+    let first = rx
+        .recv_timeout(Duration::from_secs(60))
+        .unwrap_or_default();
+    (recorder, first, reader)
+}
+
+/// Waits up to two minutes for `child` to end, killing it after that.
+fn ended_within(child: &mut std::process::Child) -> Option<std::process::ExitStatus> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while std::time::Instant::now() < deadline {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
 /// A process recorded by attaching to it (`record -p PID`) writes and
 /// reads through descriptors it opened before the attach: an appended
 /// log it then only stats, and a file open for reading and writing. The
@@ -1405,48 +1452,20 @@ fn files_a_process_had_open_before_an_attach_replay_clean() {
         .spawn()
         .unwrap();
     let trace = tmp.path().join("t.rtr");
-    let mut recorder = Command::new(bin())
-        .args(["record", "--backend", "ptrace", "-o"])
-        .arg(&trace)
-        .args(["-p", &program.id().to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The first line says it attaches; the records follow at once.
-    let mut stderr = std::io::BufReader::new(recorder.stderr.take().unwrap());
-    let (tx, rx) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        use std::io::BufRead;
-        let mut line = String::new();
-        let _ = stderr.read_line(&mut line);
-        let _ = tx.send(line.clone());
-        let mut rest = String::new();
-        let _ = std::io::Read::read_to_string(&mut stderr, &mut rest);
-        line + &rest
-    });
-    let first = rx.recv_timeout(Duration::from_secs(60));
+    let (mut recorder, first, reader) = attach_with_ptrace(&trace, program.id());
     std::thread::sleep(Duration::from_millis(500));
     {
         use std::io::Write;
         let mut stdin = program.stdin.take().unwrap();
         let _ = stdin.write_all(b"go\n");
     }
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        if let Some(status) = recorder.try_wait().unwrap() {
-            break Some(status);
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = recorder.kill();
-            let _ = program.kill();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = ended_within(&mut recorder);
+    if status.is_none() {
+        let _ = program.kill();
+    }
     let _ = program.wait();
-    let err = reader.join().unwrap();
-    assert!(first.is_ok_and(|l| l.contains("attaching to")), "{err}");
+    let err = first.clone() + &reader.join().unwrap();
+    assert!(first.contains("attaching to"), "{err}");
     assert!(status.is_some_and(|s| s.success()), "{status:?}: {err}");
     assert_eq!(std::fs::read_to_string(work.join("rest")).unwrap(), "3456789\n");
     let root = tmp.path().join("root");
@@ -1459,6 +1478,67 @@ fn files_a_process_had_open_before_an_attach_replay_clean() {
             "{file}"
         );
     }
+}
+
+/// Detaching (Ctrl-C) from a process that goes on writing: the recorder
+/// keeps every thread stopped until the final state is recorded, so the
+/// manifest holds what the trace wrote and nothing the program wrote
+/// after; a call a thread had finished when it stopped is recorded as
+/// returned. Two threads append to their own files as fast as they can.
+/// Before, the manifest was read after the detach (the files differed
+/// by what the program wrote meanwhile), and a call caught at its exit
+/// was recorded as unfinished though it had run.
+#[test]
+fn detaching_from_a_process_that_goes_on_writing_replays_clean() {
+    require_root("attaching to a process with ptrace");
+    require("python3");
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let script = "import threading, os\n\
+                  def run(name):\n\
+                  \x20   f = open(name, 'a')\n\
+                  \x20   i = 0\n\
+                  \x20   while not os.path.exists('stop'):\n\
+                  \x20       f.write('%d\\n' % i); f.flush(); i += 1\n\
+                  t = threading.Thread(target=run, args=('a.log',))\n\
+                  t.start(); run('b.log'); t.join()\n";
+    let mut program = Command::new("python3")
+        .current_dir(&work)
+        .args(["-c", script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let grown = |name: &str| std::fs::metadata(work.join(name)).map_or(0, |m| m.len()) > 1000;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !(grown("a.log") && grown("b.log")) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let trace = tmp.path().join("t.rtr");
+    let (mut recorder, first, reader) = attach_with_ptrace(&trace, program.id());
+    // Records for a while, then detaches.
+    let size = || std::fs::metadata(&trace).map_or(0, |m| m.len());
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while size() < 200_000 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill has no memory effects.
+    unsafe { libc::kill(recorder.id() as i32, libc::SIGINT) };
+    let status = ended_within(&mut recorder);
+    // The program writes on after the detach, then stops.
+    std::thread::sleep(Duration::from_millis(200));
+    std::fs::write(work.join("stop"), "").unwrap();
+    if ended_within(&mut program).is_none() {
+        panic!("the program did not stop");
+    }
+    let err = first.clone() + &reader.join().unwrap();
+    assert!(first.contains("attaching to"), "{err}");
+    assert!(status.is_some_and(|s| s.success()), "{status:?}: {err}");
+    let root = tmp.path().join("root");
+    let report = replay_clean_at(&root, &trace, &[]);
+    assert!(report.contains("0 differ"), "{report}");
 }
 
 /// The recorder's own messages while the command runs (here, after 2 s,

@@ -158,6 +158,9 @@ struct Shared<'s, 'q> {
     /// spawned command, which starts pinned, is shown (`None` when
     /// nothing is pinned).
     spawned_cpus: Option<CpuMask>,
+    /// Set once the final state is in the trace (or will never be): the
+    /// tracers then let go of the tasks they hold stopped to detach.
+    released: (Mutex<bool>, std::sync::Condvar),
 }
 
 /// What is written to the trace, and the state behind it, under one lock.
@@ -305,6 +308,24 @@ impl<'s, 'q> Shared<'s, 'q> {
     fn done(&self) -> bool {
         self.live.load(Ordering::Acquire) == 0 || self.failed.load(Ordering::Acquire)
     }
+
+    /// Lets every tracer detach the tasks it holds.
+    fn release(&self) {
+        *self.released.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.released.1.notify_all();
+    }
+
+    /// Waits for [`Shared::release`].
+    fn wait_for_release(&self) {
+        let mut released = self.released.0.lock().unwrap_or_else(|e| e.into_inner());
+        while !*released {
+            released = self
+                .released
+                .1
+                .wait(released)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+    }
 }
 
 /// Runs `target` under the recorder until every tracee has exited (or,
@@ -373,6 +394,7 @@ fn trace(
             })
             .collect(),
         spawned_cpus,
+        released: Default::default(),
     };
     install_handler(libc::SIGALRM, on_alarm);
     let counts = std::thread::scope(|scope| {
@@ -388,6 +410,7 @@ fn trace(
                     // Nothing is traced yet: stop the tracers already up.
                     shared.failed.store(true, Ordering::Release);
                     shared.wake_others(0);
+                    shared.release();
                     return Err(Error::Spawn(e));
                 }
             }
@@ -409,7 +432,6 @@ fn trace(
     });
     let counts = counts?;
     let mut c = shared.lock();
-    shared.write_states(&mut c, |snap, seq, out| snap.manifest(seq, now_ns(), out))?;
     let c = &mut *c;
     c.summary.note_snapshots(&c.snap);
     let mut summary = std::mem::take(&mut c.summary);
@@ -434,6 +456,10 @@ struct Tracer<'a, 's, 'q> {
     adopted_early: HashSet<i32>,
     counts: CaptureCounts,
     detaching: bool,
+    /// Tasks stopped to be detached, with the signal each is to get: they
+    /// stay stopped until the final state is recorded, so what they do
+    /// after the recording is not in it.
+    held: Vec<(i32, i32)>,
     /// SIGTERM ended a spawned command's recording: its tasks are killed.
     killing: bool,
     left_behind: LeftBehind,
@@ -449,6 +475,7 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             adopted_early: HashSet::new(),
             counts: CaptureCounts::default(),
             detaching: false,
+            held: Vec::new(),
             killing: false,
             left_behind: LeftBehind::default(),
             last_flush: Instant::now(),
@@ -469,7 +496,7 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
         let _ = self.shared.stations[self.id].thread.set(me);
         // A tracer that stopped on a bug must stop the others too: they
         // would wait for its tasks for ever.
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let started = start(&mut self);
             if self.id == 0 {
                 // The target is adopted (or failed to start): the count now
@@ -486,6 +513,26 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
         if result.is_err() {
             self.shared.failed.store(true, Ordering::Release);
             self.shared.wake_others(self.id);
+        }
+        // Every task has ended, or is held stopped: the files are as the
+        // trace leaves them. The first tracer records them, then all let
+        // go of what they hold.
+        if self.id == 0 {
+            let recorded = match &result {
+                Ok(()) if !self.shared.failed.load(Ordering::Acquire) => {
+                    let mut c = self.shared.lock();
+                    self.shared
+                        .write_states(&mut c, |snap, seq, out| snap.manifest(seq, now_ns(), out))
+                }
+                _ => Ok(()),
+            };
+            self.shared.release();
+            result = result.and(recorded);
+        } else {
+            self.shared.wait_for_release();
+        }
+        for (pid, sig) in std::mem::take(&mut self.held) {
+            let _ = sys::detach(pid, sig);
         }
         result.map(|()| self.counts)
     }
@@ -537,19 +584,34 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
     fn attach(&mut self, pids: &[i32]) -> Result<(), Error> {
         watch_stop_signals();
         for &pid in pids {
-            let tids = task_ids(pid).map_err(|e| Error::Attach(pid, e))?;
+            // Every thread is told to stop before any is looked at, so
+            // their descriptors and the files behind them are read as of
+            // one moment (a thread still running could otherwise open or
+            // close one between two threads' starts). Listed again until
+            // no new thread shows up: one not yet seized may create one.
+            let mut seized = Vec::new();
+            loop {
+                let tids = task_ids(pid).map_err(|e| Error::Attach(pid, e))?;
+                let fresh: Vec<i32> = tids
+                    .into_iter()
+                    .filter(|tid| !self.tasks.contains_key(tid) && !seized.contains(tid))
+                    .collect();
+                if fresh.is_empty() {
+                    break;
+                }
+                for tid in fresh {
+                    match sys::seize(tid, OPTIONS) {
+                        Ok(()) => {}
+                        // A thread that exited since the listing.
+                        Err(e) if e.raw_os_error() == Some(libc::ESRCH) && tid != pid => continue,
+                        Err(e) => return Err(Error::Attach(pid, e)),
+                    }
+                    let _ = sys::interrupt(tid);
+                    seized.push(tid);
+                }
+            }
             let mut open_files = Vec::new();
-            for tid in tids {
-                if self.tasks.contains_key(&tid) {
-                    continue;
-                }
-                match sys::seize(tid, OPTIONS) {
-                    Ok(()) => {}
-                    // A thread that exited since the listing.
-                    Err(e) if e.raw_os_error() == Some(libc::ESRCH) && tid != pid => continue,
-                    Err(e) => return Err(Error::Attach(pid, e)),
-                }
-                let _ = sys::interrupt(tid);
+            for tid in seized {
                 let seq = self.shared.seq();
                 if let Some(start) = process_start(tid, StartCause::Attached, seq, now_ns()) {
                     if tid == pid {
@@ -694,6 +756,14 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
 
     /// Acts on one `waitpid` report of task `pid`.
     fn on_report(&mut self, pid: i32, status: i32) -> Result<(), Error> {
+        if let Some(i) = self.held.iter().position(|&(held, _)| held == pid) {
+            // Followed no more: a stop (killed meanwhile, at its exit)
+            // waits for the detach; an end leaves nothing to detach.
+            if !libc::WIFSTOPPED(status) {
+                self.held.swap_remove(i);
+            }
+            return Ok(());
+        }
         if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
             return self.on_exit(pid, status);
         }
@@ -726,6 +796,14 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             let _ = sys::set_sigmask(pid, parked.sigmask);
         }
         if self.detaching {
+            // Stopped at a call's exit, the call has run: recorded as
+            // returned, as the final state, read while the task is held,
+            // has its effects. At an entry it runs only after the detach.
+            if sig == libc::SIGTRAP | 0x80
+                && sys::syscall_info(pid).is_ok_and(|info| info.op == OP_EXIT)
+            {
+                self.on_syscall_stop(pid)?;
+            }
             self.detach_one(pid, sig, event);
             return Ok(());
         }
@@ -1343,15 +1421,17 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
         }
     }
 
-    /// Detaches one stopped tracee, handing back a signal it was about to
-    /// receive, and records the calls it leaves unfinished.
+    /// Ends following one stopped tracee, keeping it stopped (with the
+    /// signal it was about to receive, to hand back when it is detached)
+    /// until the final state is recorded, and records the calls it leaves
+    /// unfinished.
     fn detach_one(&mut self, pid: i32, sig: i32, event: i32) {
         let pass = if event == 0 && sig != (libc::SIGTRAP | 0x80) {
             sig
         } else {
             0
         };
-        let _ = sys::detach(pid, pass);
+        self.held.push((pid, pass));
         if let Some(task) = self.tasks.remove(&pid) {
             let _ = self.write_unfinished(&task);
             if let Some(former) = task.superseded {
