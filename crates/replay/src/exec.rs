@@ -1948,7 +1948,11 @@ impl Thread<'_> {
                     let cloexec = flags & libc::O_CLOEXEC != 0;
                     let mut full = full;
                     self.settle_dot_dot(&mut full, &fd);
-                    let mut e = FdEntry::real(fd, cloexec, full, stream);
+                    let reader = held_reader(&fd, flags);
+                    let mut e = FdEntry {
+                        _reader: reader,
+                        ..FdEntry::real(fd, cloexec, full, stream)
+                    };
                     e.set_status_flags(flags);
                     install(&mut lock(&self.proc.fds), expected as i32, e, ev);
                 }
@@ -1995,7 +1999,11 @@ impl Thread<'_> {
             // SAFETY: `fd` was just opened and nothing else owns it.
             let fd = unsafe { OwnedFd::from_raw_fd(fd) };
             if expected >= 0 {
-                let mut e = FdEntry::real(fd, flags & libc::O_CLOEXEC != 0, Vec::new(), true);
+                let reader = held_reader(&fd, flags);
+                let mut e = FdEntry {
+                    _reader: reader,
+                    ..FdEntry::real(fd, flags & libc::O_CLOEXEC != 0, Vec::new(), true)
+                };
                 e.set_status_flags(flags);
                 install(&mut lock(&self.proc.fds), expected as i32, e, ev);
             }
@@ -2263,6 +2271,28 @@ fn is_memory(k: Kind) -> bool {
 
 fn is_fifo(fd: &OwnedFd) -> bool {
     crate::state::stat_of(fd).is_some_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFIFO)
+}
+
+/// A read end of the FIFO or pipe `fd` opens for writing only (`flags`),
+/// for its entry to hold while it is open ([`FdEntry::_reader`]): `seq
+/// 1 100000 > fifo & head -1 fifo` could replay `head`'s `close` before
+/// a write `seq` made while `head` still read (3 replays in 10 failed
+/// with `EPIPE` until 2026-11-28). Opened through the descriptor's own
+/// `/proc/self/fd` name, which reaches the same FIFO and never blocks.
+fn held_reader(fd: &OwnedFd, flags: i32) -> Option<Arc<OwnedFd>> {
+    if flags & libc::O_ACCMODE != libc::O_WRONLY || !is_fifo(fd) {
+        return None;
+    }
+    let own = format!("/proc/self/fd/{}\0", fd.as_raw_fd());
+    // SAFETY: a NUL-terminated path; the descriptor returned is owned below.
+    let reader = unsafe {
+        libc::open(
+            own.as_ptr().cast(),
+            libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    };
+    // SAFETY: `reader` was just opened and nothing else owns it.
+    (reader >= 0).then(|| Arc::new(unsafe { OwnedFd::from_raw_fd(reader) }))
 }
 
 /// The two descriptors an `int[2]` output holds.
