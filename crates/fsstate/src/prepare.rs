@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 
-use reanimator_trace::{FileKind, PathState, Record};
+use reanimator_trace::{ContentNote, FileKind, PathState, Record};
 
 use crate::owners::Viewer;
 use crate::root::{fd_path, Root};
@@ -255,13 +255,26 @@ impl<'r> Preparer<'r> {
         };
         let dfd = dir.as_raw_fd();
         if s.kind == FileKind::Regular && s.link != 0 {
-            match self.links.get(&s.link).filter(|first| **first != s.path) {
-                Some(first) => {
+            match self.links.get(&s.link) {
+                Some(first) if *first != s.path => {
                     if self.link_to(first, &s.path)? {
                         self.report.paths += 1;
                         return Ok(());
                     }
                 }
+                // A later state of the first name with no contents: the
+                // file, which another name may have filled since (`stat x
+                // y; cat y x`: y's contents), stays as it is. Before
+                // 2026-11-28 it was made anew, empty, under every name.
+                Some(_)
+                    if s.content != ContentNote::Complete
+                        && self.existing(&s.path) == Some(FileKind::Regular) =>
+                {
+                    let mode = self.mode_for(s);
+                    self.file_modes.insert(s.path.clone(), mode);
+                    return Ok(());
+                }
+                Some(_) => {}
                 None => {
                     self.links.insert(s.link, s.path.clone());
                 }

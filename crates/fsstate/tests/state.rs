@@ -539,6 +539,44 @@ fn hard_links_are_prepared_as_one_file() {
     );
 }
 
+/// Names of one file only queried first, then read in another order
+/// (`stat x y z; cat y z x`): the contents come with the first read name,
+/// `y`, and the later states of `x` (the first name) and `z` carry none.
+/// Preparing keeps the one file filled. Before, `x`'s second state made
+/// the file anew, empty, under all three names (3 reads mismatched).
+#[test]
+fn hard_links_queried_first_keep_the_contents_another_name_brought() {
+    let src = tempfile::tempdir().unwrap();
+    let base = src.path();
+    std::fs::write(base.join("x"), b"the one file").unwrap();
+    std::fs::set_permissions(base.join("x"), std::fs::Permissions::from_mode(0o751)).unwrap();
+    std::fs::hard_link(base.join("x"), base.join("y")).unwrap();
+    std::fs::hard_link(base.join("x"), base.join("z")).unwrap();
+    let names = ["x", "y", "z"].map(|n| base.join(n));
+    let mut snap = Snapshotter::new(SnapshotPolicy::Contents).unwrap();
+    let mut records = Vec::new();
+    let [x, y, z] = &names;
+    touch(&mut snap, &mut records, &[x, y, z], Need::Query);
+    touch(&mut snap, &mut records, &[y, z, x], Need::Contents);
+    let with_contents: Vec<_> = states(&records)
+        .iter()
+        .filter(|s| s.content == ContentNote::Complete)
+        .map(|s| s.path.clone())
+        .collect();
+    assert_eq!(with_contents, [y.as_os_str().as_bytes()], "recorded once");
+    let (dir, _root) = prepared(&records);
+    let inside = dir.path().join(base.strip_prefix("/").unwrap());
+    for name in ["x", "y", "z"] {
+        assert_eq!(
+            std::fs::read(inside.join(name)).unwrap(),
+            b"the one file",
+            "{name}"
+        );
+        let mode = std::fs::metadata(inside.join(name)).unwrap().permissions().mode();
+        assert_eq!(mode & 0o7777, 0o751, "{name}");
+    }
+}
+
 /// A directory the trace moves carries entries it has not named; later
 /// calls name them under the new path, which the recording saw absent, so
 /// the whole tree is recorded before the move, contents included (also
