@@ -2059,6 +2059,22 @@ impl Thread<'_> {
                 }
                 Outcome::Simulated(None)
             }
+            // `O_NONBLOCK` is not compared: `ioctl(FIONBIO)`, whose
+            // argument the recorders do not capture (ioctls are
+            // simulated), may have set it (Python's `os.set_blocking`).
+            libc::F_GETFL if expected >= 0 => match &entry.target {
+                Target::Real(real) => {
+                    // SAFETY: F_GETFL takes no argument.
+                    let got = unsafe { libc::fcntl(real.as_raw_fd(), libc::F_GETFL) };
+                    let got = if got < 0 {
+                        errno_of(&io::Error::last_os_error())
+                    } else {
+                        i64::from(got & !libc::O_NONBLOCK) | (expected & libc::O_NONBLOCK as i64)
+                    };
+                    Outcome::Executed(verify::ret(Ret::Int, expected, got))
+                }
+                _ => Outcome::Simulated(None),
+            },
             // Integer-argument commands on the descriptor itself.
             libc::F_GETFL | libc::F_ADD_SEALS | libc::F_GET_SEALS => {
                 drop(t);

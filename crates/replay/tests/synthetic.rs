@@ -833,6 +833,32 @@ fn a_write_replayed_after_its_readers_close_still_writes_to_a_fifo() {
     );
 }
 
+#[test]
+fn a_descriptor_made_non_blocking_by_an_ioctl_reads_back_its_flags() {
+    // Python's `os.set_blocking(w, False)` is `ioctl(FIONBIO)`, simulated
+    // (its argument is not captured); `F_GETFL` then said `O_WRONLY`
+    // where `O_WRONLY|O_NONBLOCK` was recorded.
+    let root = tempfile::tempdir().unwrap();
+    let mut s = Script::new("/");
+    s.pipe(0)
+        .call("ioctl", &[4, libc::FIONBIO, P], 0, &[])
+        .call(
+            "fcntl",
+            &[4, libc::F_GETFL as u64, 0],
+            i64::from(libc::O_WRONLY | libc::O_NONBLOCK),
+            &[],
+        )
+        .call(
+            "fcntl",
+            &[3, libc::F_GETFL as u64, 0],
+            i64::from(libc::O_RDONLY),
+            &[],
+        );
+    let (report, lines) = run(&s, root.path());
+    assert!(report.is_clean(), "{lines:?}\n{}", report.table());
+    assert_eq!(report.tally.calls["fcntl"].executed, 2, "{}", report.table());
+}
+
 /// Replays `script`, failing the test instead of hanging if replay has
 /// not ended within `secs` seconds.
 fn run_within(script: &Script, root: &Path, secs: u64) -> (Report, Vec<String>) {
