@@ -621,23 +621,25 @@ impl Thread<'_> {
         if DID_NOTHING.iter().any(|&e| expected == -i64::from(e)) {
             return Outcome::Simulated(None);
         }
-        let outcome = match self.effect(ev, row) {
+        // Registered before the call runs: a stream another thread reads
+        // meanwhile must not see the entry and miss the change.
+        if changes_entries(row, &ev.args) {
+            let exit_ns = ev.exit.map_or(ev.enter_ns, |x| x.exit_ns);
+            for (i, p) in row.params().iter().enumerate() {
+                if p.kind == Kind::Path {
+                    if let Ok(path) = self.full_path(ev, row, i) {
+                        self.listings.changed(&path, ev.enter_ns, exit_ns);
+                    }
+                }
+            }
+        }
+        match self.effect(ev, row) {
             Some(o) => o,
             None => match row.replay {
                 Replay::Execute if row.params.is_some() => self.execute(ev, row),
                 _ => self.simulate(ev, row),
             },
-        };
-        if self.listings.any() && changes_entries(row, &ev.args) {
-            for (i, p) in row.params().iter().enumerate() {
-                if p.kind == Kind::Path {
-                    if let Ok(path) = self.full_path(ev, row, i) {
-                        self.listings.changed(&path);
-                    }
-                }
-            }
         }
-        outcome
     }
 
     fn expected(ev: &SyscallEvent) -> i64 {
@@ -1470,6 +1472,7 @@ impl Thread<'_> {
         let mut l = lock(&stream);
         if !l.begun {
             l.begun = true;
+            l.begun_ns = ev.enter_ns;
             drop(l);
             self.listings.begin(&dir, &stream);
             l = lock(&stream);
@@ -1498,11 +1501,14 @@ impl Thread<'_> {
         let Listing {
             expected: e,
             got: g,
-            unspecified,
+            mut unspecified,
+            begun_ns,
             ..
         } = std::mem::take(&mut *l);
         drop(l);
         self.listings.end(&stream);
+        let ended_ns = ev.exit.map_or(ev.enter_ns, |x| x.exit_ns);
+        unspecified.extend(self.listings.changed_during(&dir, begun_ns, ended_ns));
         match self.verify {
             Verify::Full => verify::listing(e, g, &unspecified),
             _ if got != 0 => Some("directory stream ended late".into()),

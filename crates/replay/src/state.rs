@@ -86,6 +86,8 @@ pub(crate) struct Listing {
     /// Names made or removed in the directory while the stream was read,
     /// whose presence in it is unspecified.
     pub unspecified: HashSet<Vec<u8>>,
+    /// Recorded entry time of the stream's first `getdents64`.
+    pub begun_ns: u64,
 }
 
 /// The directory streams being read, by the traced path of their
@@ -97,9 +99,26 @@ pub(crate) struct Listing {
 /// names are left out when the listing is compared.
 #[derive(Default)]
 pub(crate) struct ListingsInProgress {
-    /// How many are registered: calls check this before naming paths.
+    /// How many are registered.
     active: AtomicUsize,
     dirs: Mutex<Vec<Reading>>,
+    /// The latest calls that made or removed an entry, with their recorded
+    /// times: one that overlapped a stream in time when recorded may have
+    /// run before the stream began in replay, so the registry alone
+    /// cannot see it (a child's `creat` overlapping its parent's listing
+    /// of the same directory).
+    recent: Mutex<std::collections::VecDeque<Change>>,
+}
+
+/// How many entry changes [`ListingsInProgress`] remembers.
+const RECENT_CHANGES: usize = 4096;
+
+/// A call that made or removed `name` in `dir`, as recorded.
+struct Change {
+    dir: Vec<u8>,
+    name: Vec<u8>,
+    enter_ns: u64,
+    exit_ns: u64,
 }
 
 /// One stream being read: its directory (as [`join`] names it), and
@@ -138,18 +157,29 @@ impl ListingsInProgress {
         self.with_live(|dirs| dirs.retain(|r| !std::ptr::eq(r.listing.as_ptr(), this)));
     }
 
-    /// Whether any stream is being read.
-    pub fn any(&self) -> bool {
-        self.active.load(Ordering::Relaxed) > 0
-    }
-
-    /// A call made or removed the entry `path` (traced, absolute).
-    pub fn changed(&self, path: &[u8]) {
+    /// A call recorded from `enter_ns` to `exit_ns` made or removed the
+    /// entry `path` (traced, absolute).
+    pub fn changed(&self, path: &[u8], enter_ns: u64, exit_ns: u64) {
         let path = join(b"/", path);
         let Some(cut) = path.iter().rposition(|&b| b == b'/') else {
             return;
         };
         let (dir, name) = (&path[..cut.max(1)], &path[cut + 1..]);
+        {
+            let mut recent = lock(&self.recent);
+            if recent.len() == RECENT_CHANGES {
+                recent.pop_front();
+            }
+            recent.push_back(Change {
+                dir: dir.to_vec(),
+                name: name.to_vec(),
+                enter_ns,
+                exit_ns,
+            });
+        }
+        if self.active.load(Ordering::Relaxed) == 0 {
+            return;
+        }
         let listings: Vec<_> = self.with_live(|dirs| {
             dirs.iter()
                 .filter(|r| r.dir == dir)
@@ -159,6 +189,18 @@ impl ListingsInProgress {
         for l in listings {
             lock(&l).unspecified.insert(name.to_vec());
         }
+    }
+
+    /// The names made or removed in `dir` by calls already replayed whose
+    /// recorded times overlap `from..=to`: whether the stream read then
+    /// returned them depended on the moment.
+    pub fn changed_during(&self, dir: &[u8], from: u64, to: u64) -> Vec<Vec<u8>> {
+        let dir = join(b"/", dir);
+        lock(&self.recent)
+            .iter()
+            .filter(|c| c.dir == dir && c.exit_ns >= from && c.enter_ns <= to)
+            .map(|c| c.name.clone())
+            .collect()
     }
 }
 
