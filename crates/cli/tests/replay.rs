@@ -1403,9 +1403,7 @@ fn attach_with_ptrace(
         let _ = std::io::Read::read_to_string(&mut stderr, &mut rest);
         rest
     });
-    let first = rx
-        .recv_timeout(Duration::from_secs(60))
-        .unwrap_or_default();
+    let first = rx.recv_timeout(Duration::from_secs(60)).unwrap_or_default();
     (recorder, first, reader)
 }
 
@@ -1467,7 +1465,10 @@ fn files_a_process_had_open_before_an_attach_replay_clean() {
     let err = first.clone() + &reader.join().unwrap();
     assert!(first.contains("attaching to"), "{err}");
     assert!(status.is_some_and(|s| s.success()), "{status:?}: {err}");
-    assert_eq!(std::fs::read_to_string(work.join("rest")).unwrap(), "3456789\n");
+    assert_eq!(
+        std::fs::read_to_string(work.join("rest")).unwrap(),
+        "3456789\n"
+    );
     let root = tmp.path().join("root");
     replay_clean_at(&root, &trace, &[]);
     let replayed = root.join(work.strip_prefix("/").unwrap());

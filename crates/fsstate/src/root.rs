@@ -116,6 +116,40 @@ impl Root {
         beneath(&dir, if rest.is_empty() { b"." } else { rest }, flags, mode)
     }
 
+    /// Opens `path` as a traced program's `openat2` with resolve flags
+    /// `resolve` names it from the directory `base` (traced, absolute: its
+    /// descriptor's or working directory's path). `RESOLVE_BENEATH` and
+    /// `RESOLVE_IN_ROOT` are relative to `base`, which lies inside this
+    /// root, so the kernel confines the call to it as it did when
+    /// recorded; the other flags (no symbolic links, no magic links, no
+    /// mount crossings) apply to the whole path, `joined` (`base` and
+    /// `path` as [`Root::open_at`] takes them), inside this root.
+    pub fn open_resolving(
+        &self,
+        base: &[u8],
+        path: &[u8],
+        joined: &[u8],
+        flags: i32,
+        mode: u32,
+        resolve: u64,
+    ) -> io::Result<OwnedFd> {
+        let relative = libc::RESOLVE_BENEATH | libc::RESOLVE_IN_ROOT;
+        if resolve & relative == 0 {
+            let extra = resolve
+                & (libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS | libc::RESOLVE_NO_XDEV);
+            let in_root = libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_MAGICLINKS | extra;
+            return openat2(self.dir.as_fd(), joined, flags, mode, in_root);
+        }
+        let dir = self.open_at(base, libc::O_PATH | libc::O_DIRECTORY, 0)?;
+        openat2(
+            dir.as_fd(),
+            path,
+            flags,
+            mode,
+            resolve | libc::RESOLVE_NO_MAGICLINKS,
+        )
+    }
+
     /// An `O_PATH` descriptor for `path` itself (a final symbolic link is
     /// not followed), resolved without following any symbolic link on the
     /// way: `ELOOP` if it meets one. `PATH_MAX` bounds it.

@@ -572,7 +572,10 @@ fn hard_links_queried_first_keep_the_contents_another_name_brought() {
             b"the one file",
             "{name}"
         );
-        let mode = std::fs::metadata(inside.join(name)).unwrap().permissions().mode();
+        let mode = std::fs::metadata(inside.join(name))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o7777, 0o751, "{name}");
     }
 }

@@ -708,6 +708,22 @@ impl Thread<'_> {
 
     /// The absolute traced path of argument `i`, joined with the
     /// directory descriptor argument before it (if any) or the cwd.
+    /// The traced directory path argument `i` is resolved from: its
+    /// directory descriptor's, or the working directory.
+    fn resolve_base(&self, ev: &SyscallEvent, row: &Syscall, i: usize) -> Result<Vec<u8>, i64> {
+        let dirfd = (i > 0 && row.params()[i - 1].kind == Kind::DirFd)
+            .then(|| ev.args[i - 1] as i32)
+            .filter(|&d| d != AT_FDCWD);
+        match dirfd {
+            Some(d) => match self.proc.entry(ev, d) {
+                Some(e) if !e.path.is_empty() => Ok(e.path),
+                Some(_) => Err(-i64::from(libc::ENOTDIR)),
+                None => Err(-i64::from(libc::EBADF)),
+            },
+            None => Ok(lock(&self.proc.fs).cwd.clone()),
+        }
+    }
+
     fn full_path(&self, ev: &SyscallEvent, row: &Syscall, i: usize) -> Result<Vec<u8>, i64> {
         let Some(path) = Self::path_arg(ev, i) else {
             // The recorders read a path up to `PATH_MAX` bytes: one cut
@@ -733,18 +749,7 @@ impl Thread<'_> {
             let from_root = &path[path.iter().take_while(|&&b| b == b'/').count()..];
             join_as_called(&lock(&self.proc.fs).root, from_root)
         } else {
-            let dirfd = (i > 0 && row.params()[i - 1].kind == Kind::DirFd)
-                .then(|| ev.args[i - 1] as i32)
-                .filter(|&d| d != AT_FDCWD);
-            let base = match dirfd {
-                Some(d) => match self.proc.entry(ev, d) {
-                    Some(e) if !e.path.is_empty() => e.path,
-                    Some(_) => return Err(-i64::from(libc::ENOTDIR)),
-                    None => return Err(-i64::from(libc::EBADF)),
-                },
-                None => lock(&self.proc.fs).cwd.clone(),
-            };
-            join_as_called(&base, path)
+            join_as_called(&self.resolve_base(ev, row, i)?, path)
         };
         // `/proc/self/fd/N` names the traced descriptor N (tar, coreutils
         // and glibc's fchmodat fallback use it): follow it in the emulated
@@ -1892,22 +1897,24 @@ impl Thread<'_> {
     fn open(&mut self, ev: &SyscallEvent, row: &'static Syscall) -> Outcome {
         let expected = Self::expected(ev);
         let path_arg = row.param_of(Kind::Path).expect("open calls name a path");
-        let (flags, mode) = match (row.open_flags(&ev.args), row.param_of(Kind::CreateMode)) {
-            (Some(flags), Some(mode)) => (flags as i32, ev.args[mode] as u32),
-            _ => {
-                let Some(how) = ev
-                    .capture(2, Role::Entry)
-                    .and_then(|c| c.data.as_deref())
-                    .filter(|d| d.len() >= 16)
-                else {
-                    return Outcome::Skipped("open_how not captured");
-                };
-                let word = |i: usize| {
-                    u64::from_le_bytes(how[i * 8..i * 8 + 8].try_into().expect("8 bytes"))
-                };
-                (word(0) as i32, word(1) as u32)
-            }
-        };
+        let (flags, mode, resolve) =
+            match (row.open_flags(&ev.args), row.param_of(Kind::CreateMode)) {
+                (Some(flags), Some(mode)) => (flags as i32, ev.args[mode] as u32, 0),
+                _ => {
+                    let Some(how) = ev
+                        .capture(2, Role::Entry)
+                        .and_then(|c| c.data.as_deref())
+                        .filter(|d| d.len() >= 16)
+                    else {
+                        return Outcome::Skipped("open_how not captured");
+                    };
+                    let word = |i: usize| {
+                        u64::from_le_bytes(how[i * 8..i * 8 + 8].try_into().expect("8 bytes"))
+                    };
+                    let resolve = if how.len() >= 24 { word(2) } else { 0 };
+                    (word(0) as i32, word(1) as u32, resolve)
+                }
+            };
         if let Some(pipe) = self.whole_fd_link(ev, path_arg).filter(|fd| is_fifo(fd)) {
             return self.reopen_pipe(ev, &pipe, flags);
         }
@@ -1932,7 +1939,19 @@ impl Thread<'_> {
         } else {
             0
         };
-        let got = match self.root.open_at(&full, flags, mode) {
+        let opened = if resolve == 0 {
+            self.root.open_at(&full, flags, mode)
+        } else {
+            match self.resolve_base(ev, row, path_arg) {
+                Ok(base) => {
+                    let path = Self::path_arg(ev, path_arg).unwrap_or_default();
+                    self.root
+                        .open_resolving(&base, path, &full, flags, mode, resolve)
+                }
+                Err(e) => return Outcome::Executed(verify::ret(Ret::Fd, expected, e)),
+            }
+        };
+        let got = match opened {
             Err(e)
                 if e.raw_os_error() == Some(libc::ENOENT)
                     && flags & libc::O_NOFOLLOW == 0

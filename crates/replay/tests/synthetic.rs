@@ -733,6 +733,49 @@ fn an_entry_made_while_a_listing_was_read_may_be_in_it_or_not() {
 }
 
 #[test]
+fn openat2_resolve_flags_are_the_programs_own() {
+    // `openat2` with RESOLVE_IN_ROOT from `d` follows the absolute link
+    // `esc -> /etc` to `d/etc`, and `/x` to `d/x`, both absent (ENOENT);
+    // RESOLVE_NO_SYMLINKS refuses a link on the way (ELOOP). Replay once
+    // opened all three from the top of its root, where `/etc` and `/x`
+    // exist, and the link is followed. (RESOLVE_BENEATH's refusals are
+    // EXDEV, which replay does not issue: a mount crossing.)
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("d/sub")).unwrap();
+    std::fs::create_dir(root.path().join("etc")).unwrap();
+    std::fs::write(root.path().join("x"), "x").unwrap();
+    std::os::unix::fs::symlink("/etc", root.path().join("d/esc")).unwrap();
+    std::os::unix::fs::symlink("sub", root.path().join("d/l")).unwrap();
+    let how = |resolve: u64| -> Vec<u8> {
+        [libc::O_RDONLY as u64, 0, resolve]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect()
+    };
+    let dir = (libc::O_RDONLY | libc::O_DIRECTORY) as u64;
+    let (in_root, beneath) = (libc::RESOLVE_IN_ROOT, libc::RESOLVE_BENEATH);
+    let (enoent, eloop) = (libc::ENOENT, libc::ELOOP);
+    let mut s = Script::new("/");
+    s.call("openat", &[AT_FDCWD, P, dir], 3, &[(1, Role::Entry, b"d")]);
+    for (path, resolve, ret) in [
+        (&b"esc"[..], in_root, -i64::from(enoent)),
+        (b"/x", in_root, -i64::from(enoent)),
+        (b"l/.", libc::RESOLVE_NO_SYMLINKS, -i64::from(eloop)),
+        (b"sub", beneath, 4),
+    ] {
+        s.call(
+            "openat2",
+            &[3, P, P, 24],
+            ret,
+            &[(1, Role::Entry, path), (2, Role::Entry, &how(resolve))],
+        );
+    }
+    let (report, lines) = run(&s, root.path());
+    assert!(report.is_clean(), "{lines:?}\n{}", report.table());
+    assert_eq!(report.tally.calls["openat2"].executed, 4, "{lines:?}");
+}
+
+#[test]
 fn links_into_proc_are_simulated_and_an_empty_path_is_enoent() {
     // pip stats /etc/mtab, a link to ../proc/self/mounts that cannot be
     // followed inside the root; Python opens "" (ENOENT, which replay
@@ -919,7 +962,12 @@ fn a_descriptor_made_non_blocking_by_an_ioctl_reads_back_its_flags() {
         );
     let (report, lines) = run(&s, root.path());
     assert!(report.is_clean(), "{lines:?}\n{}", report.table());
-    assert_eq!(report.tally.calls["fcntl"].executed, 2, "{}", report.table());
+    assert_eq!(
+        report.tally.calls["fcntl"].executed,
+        2,
+        "{}",
+        report.table()
+    );
 }
 
 /// Replays `script`, failing the test instead of hanging if replay has
