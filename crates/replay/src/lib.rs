@@ -848,7 +848,12 @@ fn thread_main(shared: &Shared<'_>, tid: u32, start: Start, rx: Receiver<Vec<Ite
                     // the recording: a call that only looks is issued
                     // again after them.
                     let earlier = || shared.order.wait_earlier(&ticket, REQUERY_WAIT);
-                    let overlapping = || shared.wait_overlapping(&ticket);
+                    let overlapping = || {
+                        if row.in_groups(Group::QUERY) && ticket.at_offset == AtOffset::Moves {
+                            shared.order.step_aside(&ticket);
+                        }
+                        shared.wait_overlapping(&ticket)
+                    };
                     for wait in [&earlier as &dyn Fn() -> bool, &overlapping] {
                         if outcome.mismatch().is_none() || !wait() || !th.ready_again(&ev, row) {
                             break;

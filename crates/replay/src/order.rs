@@ -89,6 +89,11 @@ enum Cursor {
     Unresolved,
     /// On this description (the address of its real descriptor).
     On(usize),
+    /// On a pipe, socket or simulated descriptor: no shared file offset,
+    /// and no file whose size or bytes it could change. It may block on
+    /// another thread's later call (a pipe read), so a query issued again
+    /// does not wait for it.
+    Stream,
 }
 
 /// How a dispatched call relates to a descriptor's file offset.
@@ -258,7 +263,7 @@ impl Order {
         if slot.cursor != Cursor::Unresolved {
             return;
         }
-        slot.cursor = description.map_or(Cursor::Free, Cursor::On);
+        slot.cursor = description.map_or(Cursor::Stream, Cursor::On);
         // A later call of the group may be waiting to learn this.
         if !s.sleepers.is_empty() {
             self.wake(&mut s);
@@ -476,9 +481,10 @@ impl Order {
     /// As [`Self::wait_earlier`], and also until every call dispatched so
     /// far that began, in the trace, before this one ended has finished:
     /// a write that extends a file can show in another thread's
-    /// `lseek(SEEK_END)` that ended first. Such a call may wait for
-    /// something this thread does later (a pipe read): then `limit` ends
-    /// the wait.
+    /// `lseek(SEEK_END)` that ended first. Calls on pipes and sockets are
+    /// not waited for: they change no file, and a pipe read may wait for
+    /// what this thread does later. Another blocking call may too: then
+    /// `limit` ends the wait.
     pub fn wait_overlapping(&self, t: &Ticket, limit: Duration) -> bool {
         self.wait_until(limit, |s| {
             // Calls at the same description's offset (or at one not known
@@ -493,7 +499,12 @@ impl Order {
                     .iter()
                     .skip((t.slot + 1 - s.base) as usize)
                     .take(OVERLAP_SCAN)
-                    .all(|x| x.done || x.enter_ns >= t.exit_ns || waits_for_it(x.cursor))
+                    .all(|x| {
+                        x.done
+                            || x.enter_ns >= t.exit_ns
+                            || x.cursor == Cursor::Stream
+                            || waits_for_it(x.cursor)
+                    })
         })
     }
 
@@ -531,13 +542,39 @@ impl Order {
         // call may be the one a waiter waits for, not only the oldest.
         let mut moved = self.policy == OrderPolicy::Commute || s.waiters > 0;
         // A finished `cursor` call may be what another one waits for.
-        moved |= s.ring.get(i).is_some_and(|e| e.cursor != Cursor::Free);
+        moved |= s
+            .ring
+            .get(i)
+            .is_some_and(|e| !matches!(e.cursor, Cursor::Free | Cursor::Stream));
         while s.ring.front().is_some_and(|f| f.done) {
             s.ring.pop_front();
             s.base += 1;
             moved = true;
         }
         if moved {
+            self.wake(&mut s);
+        }
+    }
+
+    /// A call at a description's offset that only looks (`lseek`) and
+    /// mismatched, about to be issued again: the calls at that offset
+    /// that finished after it in the trace no longer wait for it, so the
+    /// next try can see them. Two processes appending to one log through
+    /// their own descriptions: Python's `lseek(SEEK_END)` on opening it
+    /// overlapped the other's `write` and saw its bytes, though it
+    /// finished first. Until then the write waited for the `lseek`, and
+    /// the `lseek` for nothing more. The order of calls that did not
+    /// overlap it is kept.
+    pub fn step_aside(&self, t: &Ticket) {
+        let mut s = lock(&self.state);
+        let Some(i) = t.slot.checked_sub(s.base) else {
+            return;
+        };
+        let Some(slot) = s.ring.get_mut(i as usize) else {
+            return;
+        };
+        if let Cursor::On(_) = slot.cursor {
+            slot.cursor = Cursor::Free;
             self.wake(&mut s);
         }
     }
@@ -752,6 +789,38 @@ mod tests {
         order.done(&other);
         assert!(order.wait_overlapping(&read, short));
         assert!(!order.ready(&lock(&order.state), &write, &mut 0));
+    }
+
+    /// An `lseek` that ran too early steps aside: the overlapping write
+    /// at its description that finished after it may go, and the next try
+    /// waits for it.
+    #[test]
+    fn a_query_at_a_shared_offset_steps_aside_for_the_calls_after_it() {
+        let order = Order::new(OrderPolicy::Overlap, 1);
+        let lseek = order.dispatch(1, 10, 20, None, AtOffset::Moves);
+        let write = order.dispatch(2, 15, 25, None, AtOffset::Moves);
+        // A pipe read that overlapped it is not waited for.
+        let pipe = order.dispatch(3, 12, 50, None, AtOffset::Moves);
+        order.resolve(&pipe, None);
+        let after = order.dispatch(4, 30, 40, None, AtOffset::Moves);
+        for t in [&lseek, &write, &after] {
+            order.resolve(t, Some(7));
+        }
+        assert!(order.wait_turn(&lseek));
+        let ready = |t: &Ticket| order.ready(&lock(&order.state), t, &mut 0);
+        assert!(!ready(&write));
+        order.step_aside(&lseek);
+        assert!(ready(&write));
+        let short = Duration::from_millis(50);
+        assert!(
+            !order.wait_overlapping(&lseek, short),
+            "waits for the write"
+        );
+        order.done(&write);
+        assert!(order.wait_overlapping(&lseek, short));
+        assert!(!ready(&after), "began after the lseek ended");
+        order.done(&lseek);
+        assert!(ready(&after));
     }
 
     /// A thread waiting under the cursor rule is woken when the call it
