@@ -1208,7 +1208,18 @@ impl Thread<'_> {
     /// offset moved back over what it read. False when it cannot be.
     pub fn ready_again(&mut self, ev: &SyscallEvent, row: &Syscall) -> bool {
         if row.in_groups(Group::QUERY) {
-            return true;
+            // A seek relative to the offset moved it: once more would move
+            // it twice.
+            let params = row.params();
+            let relative = params
+                .iter()
+                .position(|p| p.kind == Kind::Flags(FlagSet::Whence))
+                .is_some_and(|w| ev.args[w] == libc::SEEK_CUR as u64)
+                && params
+                    .iter()
+                    .position(|p| p.kind == Kind::Offset)
+                    .is_some_and(|o| ev.args[o] != 0);
+            return !relative;
         }
         if !row.in_groups(Group::REREAD) {
             return false;

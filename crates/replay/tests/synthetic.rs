@@ -1266,6 +1266,28 @@ fn a_read_of_a_file_that_raced_another_threads_write_is_read_again() {
 }
 
 #[test]
+fn a_relative_seek_that_mismatched_is_not_issued_again() {
+    // lseek(fd, 4, SEEK_CUR) moves the offset: issued a second time it
+    // would move it twice, "match" a wrong recorded result (8 here) and
+    // send the next read to the wrong bytes.
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("f"), "0123456789").unwrap();
+    let mut s = Script::new("/");
+    s.call(
+        "openat",
+        &[AT_FDCWD, P, libc::O_RDONLY as u64],
+        3,
+        &[(1, Role::Entry, b"/f")],
+    )
+    .call("lseek", &[3, 4, libc::SEEK_CUR as u64], 8, &[])
+    .call("read", &[3, P, 2], 2, &[(1, Role::Exit, b"45")]);
+    let (report, lines) = run(&s, root.path());
+    assert_eq!(report.tally.calls["lseek"].mismatched, 1, "{lines:?}");
+    assert_eq!(report.tally.calls["read"].mismatched, 0, "{lines:?}");
+    assert_eq!(report.tally.requeried, 0, "{lines:?}");
+}
+
+#[test]
 fn a_query_that_saw_a_write_still_under_way_matches_when_asked_again() {
     // A's lseek(SEEK_END) ended (at 90 ms) before B's extending write
     // returned (100 ms) yet saw the new size: asked again after the calls
