@@ -14,9 +14,6 @@ use reanimator_trace::{ReadOptions, Reader};
 
 use crate::progress::Progress;
 
-/// Mismatches printed in full; the rest are counted.
-const SHOW_MISMATCHES: u64 = 50;
-
 /// Replay a trace: the same calls with the same data, confined to a root
 /// directory, every result verified.
 ///
@@ -65,6 +62,10 @@ pub struct ReplayArgs {
     /// offsets (original), or sped up X times (scale=X).
     #[arg(long, default_value = "afap", value_parser = parse_timing)]
     pub timing: Timing,
+    /// How many mismatches to print in full (a number, or `all`); the
+    /// rest are counted.
+    #[arg(long, value_name = "N", default_value = "50", value_parser = parse_count)]
+    pub show_mismatches: u64,
 }
 
 /// `--verify`.
@@ -108,6 +109,16 @@ fn parse_timing(s: &str) -> Result<Timing, String> {
                 "`{s}`: expected afap, original or scale=X with X > 0 (e.g. scale=2)"
             )),
         },
+    }
+}
+
+/// `--show-mismatches`: a count, or `all`.
+fn parse_count(s: &str) -> Result<u64, String> {
+    match s {
+        "all" => Ok(u64::MAX),
+        _ => s
+            .parse()
+            .map_err(|_| format!("`{s}`: expected a number or `all`")),
     }
 }
 
@@ -170,7 +181,7 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
     let bar = Progress::bytes("preparing");
     let shown = AtomicU64::new(0);
     let on_mismatch = |line: String| {
-        if shown.fetch_add(1, Ordering::Relaxed) < SHOW_MISMATCHES {
+        if shown.fetch_add(1, Ordering::Relaxed) < a.show_mismatches {
             bar.println(&format!("reanimator: {line}"));
         }
     };
@@ -204,10 +215,10 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
     bar.finish();
     let report = result.with_context(|| format!("replaying {}", a.trace.display()))?;
     let total = report.tally.total();
-    if total.mismatched > SHOW_MISMATCHES {
+    if total.mismatched > a.show_mismatches {
         eprintln!(
-            "reanimator: ... {} more mismatches not shown",
-            total.mismatched - SHOW_MISMATCHES
+            "reanimator: ... {} more mismatches not shown (--show-mismatches all prints them)",
+            total.mismatched - a.show_mismatches
         );
     }
     eprint!("{}", report.table());

@@ -219,6 +219,46 @@ fn a_failed_replay_names_the_blocks_that_differ() {
     );
 }
 
+/// `--show-mismatches N` prints the first N mismatches in full and counts
+/// the rest; `all` prints every one. Three reads of a file changed since
+/// the recording, replayed in place, mismatch.
+#[test]
+fn show_mismatches_sets_how_many_are_printed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("f"), "recorded\n").unwrap();
+    let trace = record_with(tmp.path(), &work, "ptrace", &["cat", "f", "f", "f"]);
+    std::fs::write(work.join("f"), "changed!\n").unwrap();
+    let replay = |show: &str| {
+        output_within(
+            Command::new(bin())
+                .args(["replay", "--in-place", "--show-mismatches", show])
+                .arg(&trace),
+            Duration::from_secs(120),
+        )
+    };
+    let printed = |o: &std::process::Output| {
+        String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .filter(|l| l.contains("mismatch: ") && l.contains("read("))
+            .count()
+    };
+    let one = replay("1");
+    assert_eq!(one.status.code(), Some(1), "{}", show(&one));
+    assert_eq!(printed(&one), 1, "{}", show(&one));
+    assert!(
+        String::from_utf8_lossy(&one.stderr).contains("... 2 more mismatches not shown"),
+        "{}",
+        show(&one)
+    );
+    let all = replay("all");
+    assert_eq!(printed(&all), 3, "{}", show(&all));
+    assert!(!String::from_utf8_lossy(&all.stderr).contains("not shown"));
+    let bad = replay("some");
+    assert_eq!(bad.status.code(), Some(2), "{}", show(&bad));
+}
+
 /// Builds a recorder test program (crates/ptrace/tests/programs).
 fn build(tmp: &Path, name: &str) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
