@@ -206,7 +206,17 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
             usable.join(",")
         );
     }
+    let attaching = matches!(target, Target::Attach { .. });
     let backend = match args.backend {
+        // Only ptrace holds a running process's calls while the state of
+        // the paths they name is recorded.
+        Backend::Auto if attaching && args.snapshot != SnapshotArg::Off => {
+            eprintln!(
+                "reanimator: recording with ptrace (attaching to running processes: only ptrace \
+                 records the initial file state then; --snapshot off allows ebpf)"
+            );
+            Backend::Ptrace
+        }
         Backend::Auto => match reanimator_ebpf::unavailable() {
             None => Backend::Ebpf,
             Some(why) => {
@@ -217,7 +227,7 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
         b => b,
     };
     if backend == Backend::Ebpf && args.snapshot != SnapshotArg::Off {
-        if let Target::Attach { .. } = target {
+        if attaching {
             bail!("--backend ebpf with -p cannot record the initial file state (the processes are already running); add --snapshot off or use --backend ptrace");
         }
     }

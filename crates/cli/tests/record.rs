@@ -526,6 +526,32 @@ fn a_killed_ebpf_recorder_leaves_an_attached_process_running() {
     });
 }
 
+/// `record -p PID` with the default back end (`auto`) and snapshot
+/// records with ptrace, the only one that records the files of running
+/// processes, and says so. Before, it chose eBPF and refused, naming a
+/// `--backend ebpf` the user never gave.
+#[test]
+fn attaching_with_the_default_back_end_uses_ptrace_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = KillOnDrop(
+        Command::new("sh")
+            .current_dir(dir.path())
+            .args(["-c", "sleep 1; echo done > out"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("sh runs"),
+    );
+    let pid = program.0.id().to_string();
+    let trace = dir.path().join("t.rtr");
+    let out = record(dir.path(), &["-o", trace.to_str().unwrap(), "-p", &pid]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("recording with ptrace (attaching"), "{err}");
+    assert!(trace.exists(), "{err}");
+}
+
 /// A ptrace recording whose command sits idle still writes what it has
 /// recorded within about a second, so a trace of a program that hangs (or
 /// a recorder killed later) holds its calls so far.
