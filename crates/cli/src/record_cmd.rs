@@ -226,10 +226,8 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
         },
         b => b,
     };
-    if backend == Backend::Ebpf && args.snapshot != SnapshotArg::Off {
-        if attaching {
-            bail!("--backend ebpf with -p cannot record the initial file state (the processes are already running); add --snapshot off or use --backend ptrace");
-        }
+    if backend == Backend::Ebpf && args.snapshot != SnapshotArg::Off && attaching {
+        bail!("--backend ebpf with -p cannot record the initial file state (the processes are already running); add --snapshot off or use --backend ptrace");
     }
     let meta = TraceMeta {
         tool: format!("reanimator {}", env!("CARGO_PKG_VERSION")),
