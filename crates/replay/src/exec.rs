@@ -351,13 +351,19 @@ fn proc_fd_link(path: &[u8], tgid: u32, tid: u32) -> Option<(i32, &[u8])> {
     Some((fd, rest))
 }
 
+/// When call `ev` ended, as recorded: its exit, or its entry if it never
+/// returned.
+fn ended_ns(ev: &SyscallEvent) -> u64 {
+    ev.exit.map_or(ev.enter_ns, |x| x.exit_ns)
+}
+
 /// Puts a descriptor the call `ev` created into a table. An entry still
 /// at that number belongs to a call that overlapped this one in the
 /// recording (replay ran them in the other order): of the two, the one
 /// opened later in the recording stays on top and the other is kept
 /// aside for the calls that used it (see [`live`]).
 fn install(t: &mut HashMap<i32, FdEntry>, fd: i32, mut e: FdEntry, ev: &SyscallEvent) {
-    e.opened_ns = ev.exit.map_or(ev.enter_ns, |x| x.exit_ns);
+    e.opened_ns = ended_ns(ev);
     e.displaced = None;
     match t.remove(&fd) {
         Some(mut newer) if newer.opened_ns > e.opened_ns => {
@@ -624,11 +630,10 @@ impl Thread<'_> {
         // Registered before the call runs: a stream another thread reads
         // meanwhile must not see the entry and miss the change.
         if changes_entries(row, &ev.args) {
-            let exit_ns = ev.exit.map_or(ev.enter_ns, |x| x.exit_ns);
             for (i, p) in row.params().iter().enumerate() {
                 if p.kind == Kind::Path {
                     if let Ok(path) = self.full_path(ev, row, i) {
-                        self.listings.changed(&path, ev.enter_ns, exit_ns);
+                        self.listings.changed(&path, ev.enter_ns, ended_ns(ev));
                     }
                 }
             }
@@ -706,8 +711,6 @@ impl Thread<'_> {
             .and_then(|c| c.data.as_deref())
     }
 
-    /// The absolute traced path of argument `i`, joined with the
-    /// directory descriptor argument before it (if any) or the cwd.
     /// The traced directory path argument `i` is resolved from: its
     /// directory descriptor's, or the working directory.
     fn resolve_base(&self, ev: &SyscallEvent, row: &Syscall, i: usize) -> Result<Vec<u8>, i64> {
@@ -724,6 +727,8 @@ impl Thread<'_> {
         }
     }
 
+    /// The absolute traced path of argument `i`, joined with the
+    /// directory descriptor argument before it (if any) or the cwd.
     fn full_path(&self, ev: &SyscallEvent, row: &Syscall, i: usize) -> Result<Vec<u8>, i64> {
         let Some(path) = Self::path_arg(ev, i) else {
             // The recorders read a path up to `PATH_MAX` bytes: one cut
@@ -1523,8 +1528,7 @@ impl Thread<'_> {
         } = std::mem::take(&mut *l);
         drop(l);
         self.listings.end(&stream);
-        let ended_ns = ev.exit.map_or(ev.enter_ns, |x| x.exit_ns);
-        unspecified.extend(self.listings.changed_during(&dir, begun_ns, ended_ns));
+        unspecified.extend(self.listings.changed_during(&dir, begun_ns, ended_ns(ev)));
         match self.verify {
             Verify::Full => verify::listing(e, g, &unspecified),
             _ if got != 0 => Some("directory stream ended late".into()),
@@ -2025,25 +2029,20 @@ impl Thread<'_> {
     /// writer fills would leave the writer blocked.
     fn reopen_pipe(&mut self, ev: &SyscallEvent, pipe: &OwnedFd, flags: i32) -> Outcome {
         let expected = Self::expected(ev);
-        let own = format!("/proc/self/fd/{}\0", pipe.as_raw_fd());
-        // SAFETY: a NUL-terminated path; the descriptor returned is owned
-        // below.
-        let fd = unsafe { libc::open(own.as_ptr().cast(), flags, 0) };
-        let got = if fd < 0 {
-            errno_of(&io::Error::last_os_error())
-        } else {
-            // SAFETY: `fd` was just opened and nothing else owns it.
-            let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-            if expected >= 0 {
-                let reader = held_reader(&fd, flags);
-                let mut e = FdEntry {
-                    _reader: reader,
-                    ..FdEntry::real(fd, flags & libc::O_CLOEXEC != 0, Vec::new(), true)
-                };
-                e.set_status_flags(flags);
-                install(&mut lock(&self.proc.fds), expected as i32, e, ev);
+        let got = match reopen_own(pipe, flags) {
+            Err(e) => errno_of(&e),
+            Ok(fd) => {
+                if expected >= 0 {
+                    let reader = held_reader(&fd, flags);
+                    let mut e = FdEntry {
+                        _reader: reader,
+                        ..FdEntry::real(fd, flags & libc::O_CLOEXEC != 0, Vec::new(), true)
+                    };
+                    e.set_status_flags(flags);
+                    install(&mut lock(&self.proc.fds), expected as i32, e, ev);
+                }
+                0
             }
-            0
         };
         Outcome::Executed(verify::ret(Ret::Fd, expected, got))
     }
@@ -2329,22 +2328,28 @@ fn is_fifo(fd: &OwnedFd) -> bool {
 /// for its entry to hold while it is open ([`FdEntry::_reader`]): `seq
 /// 1 100000 > fifo & head -1 fifo` could replay `head`'s `close` before
 /// a write `seq` made while `head` still read (3 replays in 10 failed
-/// with `EPIPE` until 2026-11-28). Opened through the descriptor's own
-/// `/proc/self/fd` name, which reaches the same FIFO and never blocks.
+/// with `EPIPE` until 2026-11-28). Opened non-blocking, so it never waits
+/// for a writer.
 fn held_reader(fd: &OwnedFd, flags: i32) -> Option<Arc<OwnedFd>> {
     if flags & libc::O_ACCMODE != libc::O_WRONLY || !is_fifo(fd) {
         return None;
     }
-    let own = format!("/proc/self/fd/{}\0", fd.as_raw_fd());
-    // SAFETY: a NUL-terminated path; the descriptor returned is owned below.
-    let reader = unsafe {
-        libc::open(
-            own.as_ptr().cast(),
-            libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC,
-        )
-    };
-    // SAFETY: `reader` was just opened and nothing else owns it.
-    (reader >= 0).then(|| Arc::new(unsafe { OwnedFd::from_raw_fd(reader) }))
+    let reader = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC;
+    reopen_own(fd, reader).ok().map(Arc::new)
+}
+
+/// Opens `fd`'s own `/proc/self/fd` name with `flags`: a new open file
+/// description of what it is open on (of a pipe or FIFO, either end,
+/// whichever `flags` asks for), found without any path lookup.
+fn reopen_own(fd: &OwnedFd, flags: i32) -> io::Result<OwnedFd> {
+    let own = fd_path(fd.as_fd());
+    // SAFETY: a valid C string; the descriptor returned is owned below.
+    let new = unsafe { libc::open(own.as_ptr(), flags, 0) };
+    if new < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `new` was just opened and nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(new) })
 }
 
 /// The two descriptors an `int[2]` output holds.

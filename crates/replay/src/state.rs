@@ -61,8 +61,8 @@ pub(crate) struct FdEntry {
     /// Directory listing state for stream-level `getdents64` checks.
     pub listing: Option<SharedListing>,
     /// Of a pipe's write end (or a FIFO opened for writing only), a
-    /// descriptor of its read end, open while the write end is. Calls of two processes that overlapped in time run in
-    /// either order, so `yes | head -c 1` could replay `head`'s last
+    /// descriptor of its read end, open while the write end is. Calls of
+    /// two processes that overlapped in time run in either order, so `yes | head -c 1` could replay `head`'s last
     /// `close` before a write `yes` made while `head` still read: `EPIPE`
     /// where the recording had the bytes written (1 run in 40). Writes
     /// that failed with `EPIPE` when recorded are not issued anyway.
