@@ -712,11 +712,7 @@ fn an_entry_made_while_a_listing_was_read_may_be_in_it_or_not() {
     .by(PID, t0 + 1_500, t0 + 1_600)
     .call("close", &[4], 0, &[])
     .by(PID, t0 + 1_700, t0 + 1_800);
-    let opts = Options {
-        order: OrderPolicy::Strict,
-        ..Options::default()
-    };
-    let (report, lines) = run_with(&s, root.path(), &opts);
+    let (report, lines) = run_strictly(&s, root.path());
     assert!(report.is_clean(), "{lines:?}\n{}", report.table());
     assert_eq!(
         report.tally.calls["getdents64"].executed,
@@ -728,7 +724,7 @@ fn an_entry_made_while_a_listing_was_read_may_be_in_it_or_not() {
     // An entry no call of the trace made is still a mismatch.
     std::fs::remove_file(root.path().join("d/child")).unwrap();
     std::fs::write(root.path().join("d/intruder"), "x").unwrap();
-    let (report, lines) = run_with(&s, root.path(), &opts);
+    let (report, lines) = run_strictly(&s, root.path());
     assert_eq!(report.tally.calls["getdents64"].mismatched, 1, "{lines:?}");
 }
 
@@ -882,11 +878,7 @@ fn last_write_after_the_readers_close_goes_in(mut s: Script) {
         .call("close", &[3], 0, &[])
         .call("write", &[4, P, 2], 2, &[(1, Role::Entry, b"cd")])
         .call("close", &[4], 0, &[]);
-    let opts = Options {
-        order: OrderPolicy::Strict,
-        ..Options::default()
-    };
-    let (report, lines) = run_with(&s, root.path(), &opts);
+    let (report, lines) = run_strictly(&s, root.path());
     assert!(report.is_clean(), "{lines:?}\n{}", report.table());
     assert_eq!(
         report.tally.calls["write"].executed,
@@ -958,6 +950,16 @@ fn a_descriptor_made_non_blocking_by_an_ioctl_reads_back_its_flags() {
         "{}",
         report.table()
     );
+}
+
+/// Replays `script` in recorded entry order (`--order strict`), which
+/// fixes the order of calls that overlapped.
+fn run_strictly(script: &Script, root: &Path) -> (Report, Vec<String>) {
+    let opts = Options {
+        order: OrderPolicy::Strict,
+        ..Options::default()
+    };
+    run_with(script, root, &opts)
 }
 
 /// Replays `script`, failing the test instead of hanging if replay has
