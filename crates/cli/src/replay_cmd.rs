@@ -66,6 +66,15 @@ pub struct ReplayArgs {
     /// rest are counted.
     #[arg(long, value_name = "N", default_value = "50", value_parser = parse_count)]
     pub show_mismatches: u64,
+    /// Also write the replay's own times of every call it executed, as a
+    /// trace (the original's calls, with the times replay issued and
+    /// completed them), to measure the replay against the original with
+    /// `reanimator fidelity TRACE FILE` (or `stats` it as any trace).
+    #[arg(long, value_name = "FILE")]
+    pub timings: Option<PathBuf>,
+    /// Overwrite the --timings file if it exists.
+    #[arg(long, requires = "timings")]
+    pub force: bool,
 }
 
 /// `--verify`.
@@ -176,6 +185,8 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
         timing: a.timing,
         in_place: a.in_place,
         replace: a.replace,
+        timings: a.timings.clone(),
+        timings_overwrite: a.force,
     };
     let live = Live::default();
     let bar = Progress::bytes("preparing");
@@ -288,6 +299,14 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
     }
     for d in &report.manifest_diffs {
         eprintln!("reanimator: final state differs: {d}");
+    }
+    if let (Some(n), Some(path)) = (report.timed_calls, &a.timings) {
+        eprintln!(
+            "reanimator: {}: the times of {n} executed calls (compare: reanimator fidelity {} {})",
+            path.display(),
+            a.trace.display(),
+            path.display()
+        );
     }
     let calls = total.executed + total.simulated;
     let secs = report.replay_time.as_secs_f64();

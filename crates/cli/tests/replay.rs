@@ -2299,3 +2299,118 @@ fn mariadb_sysbench_oltp() {
         replay_clean(tmp.path(), &trace, &[]);
     }
 }
+
+/// Every record of `trace` (without buffer data).
+fn records(trace: &Path) -> Vec<reanimator_trace::Record> {
+    let mut r =
+        reanimator_trace::Reader::open(trace, reanimator_trace::ReadOptions { data: false })
+            .expect("open trace");
+    std::iter::from_fn(|| r.next_record().expect("read trace")).collect()
+}
+
+/// `--timings FILE` writes one call per executed call, with the
+/// original's identity and result and the replay's own times, and the
+/// processes they belong to; it never overwrites a file unasked, nor the
+/// trace being replayed.
+#[test]
+fn the_timings_trace_holds_every_executed_call_with_replay_times() {
+    use reanimator_trace::Record;
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let trace = record_with(
+        tmp.path(),
+        &work,
+        "ptrace",
+        &[
+            "sh",
+            "-c",
+            "for i in 1 2 3; do echo $i >> f; done; cat f > g; rm f",
+        ],
+    );
+    let timings = tmp.path().join("t.tim");
+    let option = format!("--timings={}", timings.display());
+    let report = replay_clean(tmp.path(), &trace, &[&option]);
+    let said: u64 = report
+        .split("the times of ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count of timed calls in: {report}"));
+
+    let original: std::collections::HashMap<u64, reanimator_trace::SyscallEvent> = records(&trace)
+        .into_iter()
+        .filter_map(|r| match r {
+            Record::Syscall(e) => Some((e.seq, e)),
+            _ => None,
+        })
+        .collect();
+    let reader =
+        reanimator_trace::Reader::open(&timings, reanimator_trace::ReadOptions { data: false })
+            .unwrap();
+    let meta = reader.meta().clone();
+    assert_eq!(meta.recorder, "replay");
+    assert_eq!(meta.options["timing"], "afap");
+    assert_eq!(meta.options["order"], "overlap");
+    assert_eq!(meta.options["replay_of"], trace.display().to_string());
+    let origin: u64 = meta.options["replay_origin_ns"].parse().unwrap();
+    let trace_origin: u64 = meta.options["trace_origin_ns"].parse().unwrap();
+    assert!(original.values().all(|e| e.enter_ns >= trace_origin));
+    let (mut calls, mut starts, mut writes) = (0u64, 0, 0);
+    for r in records(&timings) {
+        match r {
+            Record::Syscall(e) => {
+                calls += 1;
+                let o = &original[&e.seq];
+                assert_eq!((o.nr, o.args, o.tid, o.tgid), (e.nr, e.args, e.tid, e.tgid));
+                let (x, ox) = (e.exit.unwrap(), o.exit.unwrap());
+                assert_eq!((x.ret, x.is_error), (ox.ret, ox.is_error));
+                assert!(origin <= e.enter_ns && e.enter_ns <= x.exit_ns, "{e:?}");
+                assert!(e.captures.is_empty());
+                writes += (e.nr == libc::SYS_write as u32) as u64;
+            }
+            Record::ProcessStart(p) => {
+                starts += 1;
+                assert!(p.time_ns >= origin);
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(calls, said, "{report}");
+    assert!(writes >= 3, "the three appends: {writes}");
+    assert!(starts >= 2, "sh and cat: {starts}");
+
+    // Not overwritten unasked; overwritten with --force; never the trace.
+    let again = |extra: &[&str]| {
+        let root = tmp.path().join("root");
+        let _ = std::fs::remove_dir_all(&root);
+        Command::new(bin())
+            .args(["replay", "--root"])
+            .arg(&root)
+            .arg(&trace)
+            .args(extra)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let refused = again(&[&option]);
+    assert!(!refused.status.success());
+    assert!(
+        show(&refused).contains("already exists"),
+        "{}",
+        show(&refused)
+    );
+    assert!(again(&[&option, "--force"]).status.success());
+    let onto_trace = format!("--timings={}", trace.display());
+    let refused = again(&[&onto_trace, "--force"]);
+    assert!(!refused.status.success());
+    assert!(
+        show(&refused).contains("is the trace being replayed"),
+        "{}",
+        show(&refused)
+    );
+    assert!(
+        records(&trace).len() > calls as usize,
+        "the trace is intact"
+    );
+}

@@ -27,6 +27,7 @@ use reanimator_trace::{CaptureStatus, Role, SyscallEvent};
 
 use crate::aio;
 use crate::state::{lock, Creds, FdEntry, Listing, Mapping, Proc, Target, FS};
+use crate::timings::monotonic_ns;
 use crate::uring;
 use crate::verify::{self, Mismatch};
 
@@ -107,6 +108,14 @@ pub(crate) struct Thread<'a> {
     /// Bytes the last executed call moved (its result, when positive): a
     /// [`Group::REREAD`] call issued again is first moved back over them.
     pub moved: i64,
+    /// Whether calls are timed (`--timings`).
+    pub timed: bool,
+    /// When the last call run was issued and completed (ns of
+    /// `CLOCK_MONOTONIC`): around the system call for calls issued as
+    /// recorded (the first piece's start to the last piece's end when a
+    /// short transfer is issued again), around the whole emulation
+    /// otherwise. `None` when not timed or nothing was executed.
+    pub issued: Option<(u64, u64)>,
 }
 
 /// The file-system user and group ids a replay thread acts with. A
@@ -621,6 +630,35 @@ fn raw_syscall(nr: u32, a: &[u64; 6]) -> i64 {
 impl Thread<'_> {
     /// Replays one call (which returned, and was not interrupted).
     pub fn run(&mut self, ev: &SyscallEvent, row: &'static Syscall) -> Outcome {
+        self.issued = None;
+        if !self.timed {
+            return self.run_untimed(ev, row);
+        }
+        let began = monotonic_ns();
+        let outcome = self.run_untimed(ev, row);
+        match outcome {
+            Outcome::Executed(_) => {
+                self.issued = self.issued.or_else(|| Some((began, monotonic_ns())));
+            }
+            _ => self.issued = None,
+        }
+        outcome
+    }
+
+    /// Issues a call as recorded (arguments translated), timing it when
+    /// calls are timed.
+    fn issue(&mut self, nr: u32, a: &[u64; 6]) -> i64 {
+        if !self.timed {
+            return raw_syscall(nr, a);
+        }
+        let began = monotonic_ns();
+        let got = raw_syscall(nr, a);
+        let first = self.issued.map_or(began, |(first, _)| first);
+        self.issued = Some((first, monotonic_ns()));
+        got
+    }
+
+    fn run_untimed(&mut self, ev: &SyscallEvent, row: &'static Syscall) -> Outcome {
         self.moved = 0;
         self.acting.assume(self.proc.creds.as_ref());
         let expected = Self::expected(ev);
@@ -1155,7 +1193,7 @@ impl Thread<'_> {
                 return Outcome::Executed(Some(m));
             }
         }
-        let mut got = raw_syscall(ev.nr, &a);
+        let mut got = self.issue(ev.nr, &a);
         let transfer = continues_short_transfers(row).filter(|_| got > 0 && got < expected);
         if let (Some(fd), Some(read)) = (stream_fd, transfer) {
             // A pipe read returns what is there, and a write to a
@@ -1174,7 +1212,7 @@ impl Thread<'_> {
                 let mut b = a;
                 b[1] = base + got as u64;
                 b[2] = (expected - got) as u64;
-                let r = raw_syscall(ev.nr, &b);
+                let r = self.issue(ev.nr, &b);
                 // A non-blocking pipe (libuv and cmake read from one, xz
                 // writes to one): wait for the rest, or for room.
                 if r == -i64::from(libc::EAGAIN) && self.wait_ready(fd, read).is_ok() {
@@ -1196,7 +1234,7 @@ impl Thread<'_> {
             while got < expected {
                 let mut b = a;
                 b[count] = (expected - got) as u64;
-                let r = raw_syscall(ev.nr, &b);
+                let r = self.issue(ev.nr, &b);
                 if r <= 0 {
                     break;
                 }
@@ -1877,7 +1915,7 @@ impl Thread<'_> {
         let mut a = ev.args;
         a[0] = dst.as_raw_fd() as u64;
         a[last] = src.as_raw_fd() as u64;
-        let mut got = raw_syscall(ev.nr, &a);
+        let mut got = self.issue(ev.nr, &a);
         let unshareable = [libc::EOPNOTSUPP, libc::EXDEV, libc::EINVAL, libc::ENOTTY];
         if unshareable.iter().any(|&e| got == -i64::from(e)) {
             got = copy_whole(src, dst).map_or_else(|e| errno_of(&e), |()| 0);
@@ -1901,7 +1939,7 @@ impl Thread<'_> {
         };
         let mut a = ev.args;
         a[0] = fd.as_raw_fd() as u64;
-        let mut got = raw_syscall(ev.nr, &a);
+        let mut got = self.issue(ev.nr, &a);
         if got == -i64::from(libc::EOPNOTSUPP) && expected == 0 {
             got = fallocate_visibly(&fd, a[1] as i32, a[2], a[3])
                 .map_or_else(|e| errno_of(&e), |()| 0);

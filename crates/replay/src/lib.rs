@@ -33,11 +33,13 @@ mod exec;
 mod order;
 mod report;
 mod state;
+pub mod timings;
 mod uring;
 mod verify;
 
 use std::collections::{HashMap, VecDeque};
-use std::path::Path;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Condvar, Mutex};
@@ -50,8 +52,8 @@ use reanimator_fsstate::{
 };
 use reanimator_text::{Renderer, TextOptions};
 use reanimator_trace::{
-    CaptureStatus, ExitStatus, PathPhase, PathState, ProcessStart, ReadOptions, Reader, Record,
-    Role, StartCause, SyscallEvent,
+    CaptureStatus, ExitStatus, PathPhase, PathState, ProcessExit, ProcessStart, ReadOptions,
+    Reader, Record, Role, StartCause, SyscallEvent,
 };
 
 pub use exec::Verify;
@@ -61,6 +63,7 @@ pub use report::{CallStats, Report, Tally};
 use exec::{Acting, Outcome, Thread};
 use order::{AtOffset, CommuteFds, Order, Ticket};
 use state::{lock, Creds, FdEntry, Proc, WeakProc};
+use timings::Timed;
 
 /// How long a call that only looks and mismatched waits for the calls that
 /// may have come first in the recording, each time before it is issued
@@ -101,6 +104,11 @@ pub struct Options {
     /// Prepare into a root that is not empty: recorded states overwrite
     /// what is there, and paths that did not exist are removed.
     pub replace: bool,
+    /// Where to write the replay's own times of every call it executed,
+    /// as a trace (see [`timings`]), to measure it against the original.
+    pub timings: Option<PathBuf>,
+    /// Replace an existing `timings` file instead of refusing.
+    pub timings_overwrite: bool,
 }
 
 impl Default for Options {
@@ -112,6 +120,8 @@ impl Default for Options {
             timing: Timing::Afap,
             in_place: false,
             replace: false,
+            timings: None,
+            timings_overwrite: false,
         }
     }
 }
@@ -138,6 +148,8 @@ pub enum Error {
     Trace(reanimator_trace::Error),
     /// The root could not be prepared.
     Prepare(std::io::Error),
+    /// The timings trace could not be created or written.
+    Timings(String),
 }
 
 impl std::fmt::Display for Error {
@@ -145,6 +157,7 @@ impl std::fmt::Display for Error {
         match self {
             Error::Trace(e) => write!(f, "{e}"),
             Error::Prepare(e) => write!(f, "preparing the replay root: {e}"),
+            Error::Timings(e) => write!(f, "the timings trace: {e}"),
         }
     }
 }
@@ -281,6 +294,23 @@ fn deliver(queues: &HashMap<u32, Sender<Vec<Item>>>, tid: u32, items: Vec<Item>)
 /// decodes: freeing them on the replay thread made it wait for that lock
 /// (dd's replay: 0.417 s before, 0.391 s after; BENCHMARKS.md).
 type Spent = Vec<Box<SyscallEvent>>;
+
+/// What a replay thread sends back as it goes: the events it finished
+/// with, and, with `--timings`, when it issued each call it executed.
+struct Back {
+    spent: Sender<Spent>,
+    timed: Option<Sender<Vec<Timed>>>,
+}
+
+impl Back {
+    /// Sends one batch's finished events and times.
+    fn send(&self, spent: Spent, timed: Vec<Timed>) {
+        let _ = self.spent.send(spent);
+        if let Some(tx) = self.timed.as_ref().filter(|_| !timed.is_empty()) {
+            let _ = tx.send(timed);
+        }
+    }
+}
 
 /// Frees the events the replay threads have handed back so far.
 fn free_spent(rx: &Receiver<Spent>) {
@@ -553,6 +583,27 @@ pub fn replay(
         },
         _ => Owners::None,
     };
+    let start = Instant::now();
+    let origin_ns = timings::monotonic_ns();
+    let timings_out = match &opts.timings {
+        Some(path) => {
+            let same = |a: &Path, b: &Path| match (std::fs::metadata(a), std::fs::metadata(b)) {
+                (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+                _ => false,
+            };
+            if same(path, trace) {
+                return Err(Error::Timings(format!(
+                    "{} is the trace being replayed",
+                    path.display()
+                )));
+            }
+            Some(
+                timings::create(path, trace, &reader, opts, t0, origin_ns)
+                    .map_err(|e| Error::Timings(e.to_string()))?,
+            )
+        }
+        None => None,
+    };
     let shared = Shared {
         root,
         opts,
@@ -570,7 +621,7 @@ pub fn replay(
         on_mismatch,
         renderer: Renderer::new(TextOptions::default(), reader.meta().clock),
         owners,
-        start: Instant::now(),
+        start,
         t0,
         in_flight: Mutex::new((0, 0, false)),
         in_flight_cv: Condvar::new(),
@@ -584,6 +635,7 @@ pub fn replay(
     let started = Instant::now();
     let mut manifest: Vec<PathState> = Vec::new();
     let mut read_error = None;
+    let mut timings_result = None;
     std::thread::scope(|scope| {
         let mut queues = Outbox::new();
         // Start records of created threads per id, and what each says.
@@ -598,11 +650,18 @@ pub fn replay(
         let mut dispatcher = Tally::default();
         let shared = &shared;
         let (spent_tx, spent_rx) = channel::<Spent>();
+        let (timed_tx, timed_rx) = channel::<Vec<Timed>>();
+        let timings_writer =
+            timings_out.map(|w| scope.spawn(move || timings::write_all(w, timed_rx)));
+        let timed = timings_writer.is_some().then_some(timed_tx);
         let mut spawn = |tid: u32, start: Start, queues: &mut Outbox| {
             let (tx, rx) = channel();
             queues.queues.insert(tid, tx);
-            let spent = spent_tx.clone();
-            handles.push(scope.spawn(move || thread_main(shared, tid, start, rx, spent)));
+            let back = Back {
+                spent: spent_tx.clone(),
+                timed: timed.clone(),
+            };
+            handles.push(scope.spawn(move || thread_main(shared, tid, start, rx, back)));
         };
         let mut next = first;
         // The largest sequence id read so far (strict order's starvation).
@@ -696,6 +755,14 @@ pub fn replay(
                 }
                 Record::ProcessStart(p) => {
                     shared.order.pass(seq);
+                    if let Some(tx) = &timed {
+                        let time_ns = timings::monotonic_ns();
+                        let p = ProcessStart {
+                            time_ns,
+                            ..p.clone()
+                        };
+                        let _ = tx.send(vec![Timed::Other(Record::ProcessStart(p))]);
+                    }
                     ended.remove(&p.tid);
                     if queues.contains(p.tid) {
                         continue;
@@ -734,6 +801,14 @@ pub fn replay(
                 }
                 Record::ProcessExit(p) => {
                     shared.order.pass(seq);
+                    if let Some(tx) = &timed {
+                        let time_ns = timings::monotonic_ns();
+                        let p = ProcessExit {
+                            time_ns,
+                            ..p.clone()
+                        };
+                        let _ = tx.send(vec![Timed::Other(Record::ProcessExit(p))]);
+                    }
                     let by = match p.status {
                         ExitStatus::Superseded { by } => Some(by),
                         _ => None,
@@ -776,6 +851,9 @@ pub fn replay(
         for (_, q) in queues.queues.drain() {
             let _ = q.send(vec![Item::End(None)]);
         }
+        // The timings writer ends when the last sender of times is gone
+        // (`spawn` only borrowed `timed`).
+        drop(timed);
         report.threads = handles.len() as u64;
         report.tally.merge(&dispatcher);
         for h in handles {
@@ -783,6 +861,12 @@ pub fn replay(
                 Ok(t) => report.tally.merge(&t),
                 Err(_) => (shared.on_mismatch)("a replay thread panicked".into()),
             }
+        }
+        if let Some(w) = timings_writer {
+            timings_result = Some(match w.join() {
+                Ok(r) => r.map_err(|e| Error::Timings(e.to_string())),
+                Err(_) => Err(Error::Timings("its writer panicked".into())),
+            });
         }
     });
     shared.rings.settle();
@@ -796,6 +880,9 @@ pub fn replay(
     report.aborted = shared.abort.load(Ordering::Relaxed);
     if let Some(e) = read_error {
         return Err(Error::Trace(e));
+    }
+    if let Some(r) = timings_result {
+        report.timed_calls = Some(r?);
     }
     if !report.aborted {
         check_manifest(root, &manifest, &shared.owners, &mut report);
@@ -812,13 +899,13 @@ fn creds_of(p: &ProcessStart) -> Creds {
 }
 
 /// One replay thread: its calls in program order. Finished events go back
-/// to the dispatcher through `spent_tx` (see [`Spent`]).
+/// to the dispatcher (see [`Spent`]), their times to the timings writer.
 fn thread_main(
     shared: &Shared<'_>,
     tid: u32,
     start: Start,
     rx: Receiver<Vec<Item>>,
-    spent_tx: Sender<Spent>,
+    back: Back,
 ) -> Tally {
     short_slice();
     let mut tally = Tally::default();
@@ -850,11 +937,14 @@ fn thread_main(
         own_trace: shared.own_trace.as_deref(),
         acting: Acting::new(),
         moved: 0,
+        timed: back.timed.is_some(),
+        issued: None,
     };
     'batches: while let Ok(batch) = rx.recv() {
         // The batch's room is given back once, when it is done.
         let mut finished = (0, 0);
         let mut spent = Vec::with_capacity(batch.len());
+        let mut timed = Vec::new();
         let mut batch = batch.into_iter();
         while let Some(item) = batch.next() {
             match item {
@@ -899,6 +989,9 @@ fn thread_main(
                     let m = match outcome {
                         Outcome::Executed(m) => {
                             c.executed += 1;
+                            if let Some(window) = th.issued {
+                                timed.push(Timed::Call(timings::head(&ev, window)));
+                            }
                             m
                         }
                         Outcome::Simulated(m) => {
@@ -929,12 +1022,13 @@ fn thread_main(
                     }
                     shared.release(finished.0, finished.1);
                     release(shared, batch);
+                    back.send(spent, timed);
                     break 'batches;
                 }
             }
         }
         shared.release(finished.0, finished.1);
-        let _ = spent_tx.send(spent);
+        back.send(spent, timed);
     }
     drain(shared, rx);
     tally

@@ -79,6 +79,17 @@ pub enum OrderPolicy {
     Strict,
 }
 
+impl OrderPolicy {
+    /// The policy's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            OrderPolicy::Overlap => "overlap",
+            OrderPolicy::Commute => "commute",
+            OrderPolicy::Strict => "strict",
+        }
+    }
+}
+
 /// Which open file description's offset a dispatched call works at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Cursor {

@@ -104,6 +104,8 @@ pub struct Report {
     /// had not yet captured, and the bytes taken from their captures into
     /// the files (docs/REPLAY.md, "File mappings").
     pub reads_of_mapped_stores: (u64, u64),
+    /// Calls written to the `--timings` trace, when one was asked for.
+    pub timed_calls: Option<u64>,
 }
 
 impl Report {
