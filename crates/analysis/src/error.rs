@@ -25,6 +25,15 @@ pub enum Error {
     Encode(String),
     /// A bad option value (unknown call, bad pattern or time).
     Usage(String),
+    /// A readable trace that cannot play the part it was given (a
+    /// recording given where `fidelity` needs a replay's timings trace):
+    /// the user passed the wrong file, and must hear which.
+    Input {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it, and what was expected.
+        what: String,
+    },
 }
 
 impl fmt::Display for Error {
@@ -39,6 +48,7 @@ impl fmt::Display for Error {
             ),
             Error::Encode(what) => write!(f, "export: {what}"),
             Error::Usage(what) => f.write_str(what),
+            Error::Input { path, what } => write!(f, "{}: {what}", path.display()),
         }
     }
 }

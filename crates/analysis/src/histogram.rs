@@ -190,6 +190,23 @@ impl Histogram {
         }
         // The same float arithmetic as percentile_disc: ceil(q * n) - 1.
         let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count) - 1;
+        self.at_rank(rank)
+    }
+
+    /// Number of values.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The value of 0-based rank `rank` in ascending order (clamped to
+    /// the last), with the accuracy of [`Histogram::quantile`]: for
+    /// distributions assembled from several histograms (signed values
+    /// kept as two), where a rank, not a share, is what is known.
+    pub fn at_rank(&self, rank: u64) -> Option<u64> {
+        if self.count == 0 {
+            return None;
+        }
+        let rank = rank.min(self.count - 1);
         if self.rows.is_empty() {
             let mut v = self.exact.clone();
             let (_, nth, _) = v.select_nth_unstable(rank as usize);

@@ -18,6 +18,9 @@ path, a descriptor, a data buffer), never by name lists of their own.
 - [`Stats`] → [`Report`]: counts, errors, bytes, latency quantiles and
   size histograms per call, process, thread or path ([`Histogram`]).
 - [`select()`]: a valid trace holding a subset.
+- [`fidelity()`] → [`FidelityReport`]: replays compared with their
+  original (per-call response-time bias, precision and uncertainty as in
+  metrology, concurrency, issue-time error), from replay's timings traces.
 - [`export()`]: `events`, `data` and `processes` tables as Parquet or CSV
   (schemas in docs/FORMAT.md).
 
@@ -39,6 +42,7 @@ println!("{} calls", stats.report().totals.calls);
 pub mod calls;
 mod error;
 mod export;
+mod fidelity;
 mod filter;
 mod glob;
 pub mod histogram;
@@ -49,6 +53,10 @@ mod stats;
 
 pub use error::Error;
 pub use export::{data_schema, events_schema, export, processes_schema, ExportReport, Format};
+pub use fidelity::{
+    fidelity, CallFidelity, Concurrency, FidelityReport, IssueError, Latency, Level, Metrology,
+    OriginalReport, PrecisionFrom, Quantiles, ReplayLatency, ReplayReport,
+};
 pub use filter::Filter;
 pub use glob::Glob;
 pub use histogram::Histogram;

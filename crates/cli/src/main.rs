@@ -5,6 +5,7 @@
 mod catalogue_cmd;
 mod dump;
 mod export_cmd;
+mod fidelity_cmd;
 mod progress;
 mod record_cmd;
 mod recover_cmd;
@@ -22,9 +23,10 @@ use clap::{Parser, Subcommand};
 /// A trace holds every system call of a program with every byte of data it
 /// passed to the kernel. Make one with `record`; replay it, verified, with
 /// `replay`; inspect it with `dump`; summarise it with `stats`; cut a subset
-/// with `select`; hand it to DuckDB, pandas or Spark with `export`; salvage
-/// one whose recorder was killed with `recover`; see what reanimator knows
-/// about each call with `catalogue`.
+/// with `select`; hand it to DuckDB, pandas or Spark with `export`; compare
+/// replays with their original with `fidelity`; salvage one whose recorder
+/// was killed with `recover`; see what reanimator knows about each call
+/// with `catalogue`.
 #[derive(Parser, Debug)]
 #[command(name = "reanimator", version, about, long_about, max_term_width = 100)]
 struct Cli {
@@ -50,6 +52,10 @@ enum Command {
     Select(select_cmd::SelectArgs),
     /// Write a trace as Parquet or CSV tables (events, data, processes).
     Export(export_cmd::ExportArgs),
+    /// Compare replays with their original: per-call response-time bias,
+    /// precision and uncertainty (metrology), concurrency and issue-time
+    /// error.
+    Fidelity(fidelity_cmd::FidelityArgs),
     /// Salvage a trace whose recorder was killed or whose file is damaged.
     Recover(recover_cmd::RecoverArgs),
     /// List the system calls reanimator knows: number, parameters, replay
@@ -66,6 +72,7 @@ fn main() -> ExitCode {
         Command::Stats(a) => stats_cmd::run(&a),
         Command::Select(a) => select_cmd::run(&a),
         Command::Export(a) => export_cmd::run(&a),
+        Command::Fidelity(a) => fidelity_cmd::run(&a),
         Command::Recover(a) => recover_cmd::run(&a),
         Command::Catalogue(a) => catalogue_cmd::run(&a),
     };

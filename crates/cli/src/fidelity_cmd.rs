@@ -1,0 +1,293 @@
+//! `reanimator fidelity`: how faithfully replays reproduced their
+//! original, in the terms a measurement method is validated in (per-call
+//! response-time bias, precision and combined uncertainty), with the
+//! concurrency each run issued its calls at and how far from schedule
+//! replay issued them — as tables, or as JSON for programs.
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use reanimator_analysis::{
+    fidelity, CallFidelity, Concurrency, FidelityReport, PrecisionFrom, ReplayReport,
+};
+
+use crate::progress::Progress;
+
+/// Each REPLAY is a timings trace that `reanimator replay ORIGINAL
+/// --timings FILE` wrote: the calls that replay executed, with its own
+/// times. Calls are matched by sequence id. Every bias and uncertainty is
+/// in percent of the original's mean response time (docs/ANALYSIS.md,
+/// after Pereira et al., "File System Trace Replay Methods Through the
+/// Lens of Metrology"). Replay at least twice for the precision between
+/// replays.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Example:
+  reanimator replay app.rtr --root /tmp/r1 --timings r1.rtr
+  reanimator replay app.rtr --root /tmp/r2 --timings r2.rtr
+  reanimator fidelity app.rtr r1.rtr r2.rtr")]
+pub struct FidelityArgs {
+    /// The original trace (the recording that was replayed).
+    pub original: PathBuf,
+    /// Timings traces of replays of it, one per replay.
+    #[arg(required = true, value_name = "REPLAY")]
+    pub replays: Vec<PathBuf>,
+    /// Print one JSON object with every figure (all calls, every replay).
+    #[arg(long)]
+    pub json: bool,
+    /// Show at most this many calls, the most original time first (text
+    /// only).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub calls: usize,
+}
+
+/// Reads the original once per replay and prints the report.
+pub fn run(args: &FidelityArgs) -> Result<ExitCode> {
+    let bar = Progress::bytes("comparing");
+    let report = fidelity(&args.original, &args.replays, &mut |d, t| bar.update(d, t));
+    bar.finish();
+    let report = report.with_context(|| {
+        format!(
+            "cannot compare the replays with {}",
+            args.original.display()
+        )
+    })?;
+    for r in &report.replays {
+        // Most events unmatched: the timings trace of another original.
+        if r.events > 0 && r.unmatched * 2 > r.events {
+            eprintln!(
+                "reanimator: warning: {}: {} of its {} events match no call of {}: was it \
+                 replayed from another trace?",
+                r.path,
+                r.unmatched,
+                r.events,
+                args.original.display()
+            );
+        }
+    }
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        print_text(&mut out, &report, args.calls)?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `850ns`, `1.2µs`, `35.0ms`, `2.50s`.
+fn span(ns: u64) -> String {
+    let f = ns as f64;
+    match ns {
+        0..1_000 => format!("{ns}ns"),
+        1_000..1_000_000 => format!("{:.1}µs", f / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1}ms", f / 1e6),
+        _ => format!("{:.2}s", f / 1e9),
+    }
+}
+
+/// A mean in ns as µs: two decimals below 10 µs, where most calls are.
+fn micros(ns: Option<f64>) -> String {
+    match ns {
+        None => "-".into(),
+        Some(v) if v < 10_000.0 => format!("{:.2}", v / 1e3),
+        Some(v) => format!("{:.1}", v / 1e3),
+    }
+}
+
+/// A percentage, or `-` when there is none.
+fn pct(v: Option<f64>, signed: bool) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) if signed => format!("{v:+.1}"),
+        Some(v) => format!("{v:.1}"),
+    }
+}
+
+fn print_text(out: &mut impl Write, r: &FidelityReport, rows: usize) -> std::io::Result<()> {
+    let o = &r.original;
+    writeln!(
+        out,
+        "original {} ({}): {} calls returned, span {}",
+        o.path,
+        o.recorder,
+        o.calls,
+        span(o.span_ns)
+    )?;
+    for (i, p) in r.replays.iter().enumerate() {
+        let mut how = vec![format!("timing {}", p.timing)];
+        if let Some(order) = &p.order {
+            how.push(format!("order {order}"));
+        }
+        if let Some(of) = &p.replay_of {
+            how.push(format!("replay of {of}"));
+        }
+        writeln!(
+            out,
+            "replay {} {} ({}): {} calls, {} matched, {} not in the original; {} original \
+             calls not replayed; span {}{}",
+            i + 1,
+            p.path,
+            how.join(", "),
+            p.events,
+            p.matched,
+            p.unmatched,
+            p.not_replayed,
+            span(p.span_ns),
+            p.span_ratio
+                .map(|x| format!(" ({x:.2}× the original)"))
+                .unwrap_or_default()
+        )?;
+    }
+    writeln!(out)?;
+
+    let shown: Vec<&CallFidelity> = r.calls.iter().take(rows).collect();
+    let width = shown
+        .iter()
+        .map(|c| c.call.chars().count())
+        .chain([r.all.call.chars().count()])
+        .max()
+        .unwrap_or(0);
+    writeln!(
+        out,
+        "{:<width$} {:>9} {:>10} {:>10} {:>8} {:>8} {:>9} {:>8} {:>3}",
+        "call", "n", "orig µs", "replay µs", "bias %", "u(R_w) %", "u(bias) %", "±2u_c %", "sig"
+    )?;
+    for c in shown.iter().copied().chain([&r.all]) {
+        let m = c.metrology.as_ref();
+        writeln!(
+            out,
+            "{:<width$} {:>9} {:>10} {:>10} {:>8} {:>8} {:>9} {:>8}{}",
+            c.call,
+            c.n,
+            micros(c.original.mean_ns),
+            micros(c.replay_mean_ns),
+            pct(m.map(|m| m.mean_bias_pct).or_else(|| mean_bias(c)), true),
+            pct(m.map(|m| m.u_rw_pct), false),
+            pct(m.map(|m| m.u_bias_pct), false),
+            pct(m.map(|m| m.expanded_pct), false),
+            if m.is_some_and(|m| m.significant) {
+                "   *"
+            } else {
+                ""
+            }
+        )?;
+    }
+    if r.calls.len() > rows {
+        writeln!(
+            out,
+            "({} more calls: --calls N, or --json)",
+            r.calls.len() - rows
+        )?;
+    }
+    let from_one = r.calls.iter().chain([&r.all]).any(|c| {
+        c.metrology
+            .is_some_and(|m| m.precision_from == PrecisionFrom::OneReplay)
+    });
+    if from_one {
+        writeln!(
+            out,
+            "u(R_w) from one replay: the standard error of its mean, not the spread between \
+             replays (replay again for that)"
+        )?;
+    }
+    let policy = |p: &ReplayReport| (p.timing.clone(), p.order.clone());
+    if r.replays.iter().any(|p| policy(p) != policy(&r.replays[0])) {
+        writeln!(
+            out,
+            "the replays used different --timing or --order: u(R_w) mixes the policies' \
+             differences with the spread between runs"
+        )?;
+    }
+    writeln!(
+        out,
+        "bias: mean over replays; sig *: |bias| > 2 × the standard error of the difference of \
+         the means; - : fewer than 2 calls"
+    )?;
+    writeln!(out)?;
+
+    writeln!(
+        out,
+        "concurrency (calls in flight at each call's entry, itself included)"
+    )?;
+    let label = |i: usize| format!("replay {}", i + 1);
+    writeln!(
+        out,
+        "{:<10} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}",
+        "trace", "1", "2", "3", "4", "5-8", "9+", "mean"
+    )?;
+    print_concurrency(out, "original", &o.concurrency)?;
+    for (i, p) in r.replays.iter().enumerate() {
+        print_concurrency(out, &label(i), &p.concurrency)?;
+    }
+    let late: u64 = o.concurrency.late + r.replays.iter().map(|p| p.concurrency.late).sum::<u64>();
+    if late > 0 {
+        writeln!(
+            out,
+            "({late} calls written too far out of completion order to be counted)"
+        )?;
+    }
+    writeln!(out)?;
+
+    writeln!(
+        out,
+        "issue-time error (µs, replay − schedule; negative: issued early)"
+    )?;
+    for (i, p) in r.replays.iter().enumerate() {
+        match &p.issue_error {
+            None => writeln!(out, "{} ({}): no matched calls", label(i), p.timing)?,
+            Some(e) => writeln!(
+                out,
+                "{} ({}): p50 {:.1} p90 {:.1} p99 {:.1} max {:.1}; |error| p50 {:.1} p90 {:.1} \
+                 p99 {:.1} max {:.1}",
+                label(i),
+                p.timing,
+                e.error_us.p50,
+                e.error_us.p90,
+                e.error_us.p99,
+                e.error_us.max,
+                e.abs_us.p50,
+                e.abs_us.p90,
+                e.abs_us.p99,
+                e.abs_us.max
+            )?,
+        }
+    }
+    Ok(())
+}
+
+/// The mean of the replays' biases where there is no metrology (one
+/// call matched): still worth seeing.
+fn mean_bias(c: &CallFidelity) -> Option<f64> {
+    let biases: Vec<f64> = c.replays.iter().filter_map(|x| x.bias_pct).collect();
+    (!biases.is_empty()).then(|| biases.iter().sum::<f64>() / biases.len() as f64)
+}
+
+fn print_concurrency(out: &mut impl Write, name: &str, c: &Concurrency) -> std::io::Result<()> {
+    write!(out, "{name:<10}")?;
+    for l in &c.levels {
+        write!(out, " {:>6.1}%", l.share * 100.0)?;
+    }
+    match c.mean {
+        Some(m) => writeln!(out, " {m:>7.2}"),
+        None => writeln!(out, " {:>7}", "-"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units() {
+        assert_eq!(span(850), "850ns");
+        assert_eq!(span(2_500_000_000), "2.50s");
+        assert_eq!(micros(Some(350.0)), "0.35");
+        assert_eq!(micros(Some(19_300.0)), "19.3");
+        assert_eq!(pct(Some(4.06), true), "+4.1");
+        assert_eq!(pct(None, false), "-");
+    }
+}
