@@ -1080,14 +1080,24 @@ fn at_offset(row: &Syscall, ev: &SyscallEvent) -> AtOffset {
     }
 }
 
+/// How long before a timed call's due time its thread stops sleeping and
+/// spins: a sleep ends late by the timer slack (50 µs by default) and the
+/// wake-up, so calls were issued 63-66 µs after their time at the median;
+/// spinning the last stretch (replayfs's pre-spin) issues them within
+/// 0.2 µs (`bench/timing.sh`).
+const PRE_SPIN: Duration = Duration::from_micros(200);
+
 /// Waits for a call's turn (timing, then ordering); false on abort.
 fn wait(shared: &Shared<'_>, t: &Ticket) -> bool {
     if let Timing::Scaled(x) = shared.opts.timing {
         let offset = t.enter_ns.saturating_sub(shared.t0) as f64 / x.max(1e-9);
         let due = shared.start + Duration::from_nanos(offset as u64);
         let now = Instant::now();
-        if due > now {
-            std::thread::sleep(due - now);
+        if due > now + PRE_SPIN {
+            std::thread::sleep(due - now - PRE_SPIN);
+        }
+        while Instant::now() < due {
+            std::hint::spin_loop();
         }
     }
     shared.order.wait_turn(t)
