@@ -129,11 +129,16 @@ fn unseen_io_warning<'a>(counts: impl IntoIterator<Item = (&'a str, u64)>) -> Op
     })
 }
 
-/// `reanimator dump t | head` must end quietly.
+/// `reanimator dump t | head` must end quietly (`dump --json` meets the
+/// broken pipe inside a JSON error).
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain()
-        .filter_map(|c| c.downcast_ref::<std::io::Error>())
-        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    e.chain().any(|c| {
+        let kind = match c.downcast_ref::<serde_json::Error>() {
+            Some(json) => json.io_error_kind(),
+            None => c.downcast_ref::<std::io::Error>().map(std::io::Error::kind),
+        };
+        kind == Some(std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 #[cfg(test)]

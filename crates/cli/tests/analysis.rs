@@ -478,3 +478,30 @@ fn every_command_rejects_corrupt_traces_cleanly() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("bad time"));
 }
+
+/// `dump | head`: the reader going away ends `dump` quietly and
+/// successfully, as it does `cat`, in text and in JSON.
+#[test]
+fn dump_into_a_closed_pipe_ends_quietly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = small_trace(tmp.path());
+    for json in [false, true] {
+        let mut child = Command::new(bin())
+            .arg("dump")
+            .args(json.then_some("--json"))
+            .arg(&trace)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Read one byte, then close the pipe before dump is done.
+        let mut out = child.stdout.take().unwrap();
+        let mut byte = [0u8; 1];
+        std::io::Read::read_exact(&mut out, &mut byte).unwrap();
+        drop(out);
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "json {json}: {}", show(&o));
+        assert!(o.stderr.is_empty(), "json {json}: {}", show(&o));
+    }
+}

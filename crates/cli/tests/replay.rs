@@ -2380,6 +2380,23 @@ fn the_timings_trace_holds_every_executed_call_with_replay_times() {
     assert!(writes >= 3, "the three appends: {writes}");
     assert!(starts >= 2, "sh and cat: {starts}");
 
+    // `fidelity` joins every timed call with its original.
+    let fidelity = Command::new(bin())
+        .args(["fidelity", "--json"])
+        .arg(&trace)
+        .arg(&timings)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(fidelity.status.success(), "{}", show(&fidelity));
+    let json: serde_json::Value = serde_json::from_slice(&fidelity.stdout).unwrap();
+    let returned = original.values().filter(|e| e.exit.is_some()).count() as u64;
+    let replay = &json["replays"][0];
+    assert_eq!(json["original"]["calls"], returned, "{json}");
+    assert_eq!(replay["matched"], calls, "{json}");
+    assert_eq!(replay["unmatched"], 0, "{json}");
+    assert_eq!(replay["not_replayed"], returned - calls, "{json}");
+
     // Not overwritten unasked; overwritten with --force; never the trace.
     let again = |extra: &[&str]| {
         let root = tmp.path().join("root");
