@@ -432,6 +432,9 @@ struct Pass<'a> {
     pairs: HashMap<u32, Pair>,
     all: Pair,
     issue: IssueAcc,
+    /// The original's matched calls in flight (see
+    /// [`ReplayReport::original_concurrency`]).
+    matched_flight: InFlight,
     matched: u64,
 }
 
@@ -513,6 +516,7 @@ impl Pass<'_> {
             return;
         }
         self.matched += 1;
+        self.matched_flight.add(orig.enter_ns, orig.exit_ns);
         let (o, r) = (orig.exit_ns - orig.enter_ns, rep.exit_ns - rep.enter_ns);
         self.pairs.entry(orig.nr).or_default().add(o, r);
         self.all.add(o, r);
@@ -553,6 +557,7 @@ fn run_pass(
         pairs: HashMap::new(),
         all: Pair::default(),
         issue: IssueAcc::default(),
+        matched_flight: InFlight::new(FLIGHT_CAP, FLIGHT_SLACK_NS),
         matched: 0,
     };
     let mut flight = InFlight::new(FLIGHT_CAP, FLIGHT_SLACK_NS);
@@ -601,6 +606,7 @@ fn run_pass(
             span_ns,
             span_ratio: None,
             concurrency: flight.finish(),
+            original_concurrency: pass.matched_flight.finish(),
             issue_error: pass.issue.report(),
         },
         pairs: pass.pairs,
@@ -876,6 +882,12 @@ pub struct ReplayReport {
     pub span_ratio: Option<f64>,
     /// Calls in flight at each event's entry.
     pub concurrency: Concurrency,
+    /// The original's concurrency over the calls this replay matched
+    /// only: the same calls as `concurrency`, so the two compare. The
+    /// original's over all its calls also counts calls replay never
+    /// issues (a thread blocked in `futex` or `epoll_wait` for the whole
+    /// run is in flight at every call).
+    pub original_concurrency: Concurrency,
     /// Issue-time error of the matched calls; `None` without any.
     pub issue_error: Option<IssueError>,
 }
@@ -1261,6 +1273,35 @@ mod tests {
         let rc = &r.replays[0].concurrency;
         assert_eq!(rc.levels[0].calls, 4);
         assert!(close(rc.levels[0].share, 1.0));
+    }
+
+    /// The original's concurrency over a replay's calls leaves out the
+    /// calls replay did not issue, which overlapped the others.
+    #[test]
+    fn the_original_over_a_replays_calls_counts_only_those() {
+        let dir = tempfile::tempdir().unwrap();
+        let (orig, rep) = (dir.path().join("o.rtr"), dir.path().join("r.rtr"));
+        // A call blocked for the whole run (seq 1, as a `futex` wait
+        // would be) and two short ones inside it.
+        write(
+            &orig,
+            "ptrace",
+            &[],
+            &[
+                (2, 0, 8, 10_000, 20_000),
+                (3, 0, 8, 30_000, 40_000),
+                (1, 0, 7, 0, 100_000),
+            ],
+        );
+        write_replay(&rep, "afap", &[(2, 0, 8, 0, 10), (3, 0, 8, 20, 30)]);
+        let r = run(&orig, &[&rep]).unwrap();
+        let levels = |c: &Concurrency| c.levels.iter().map(|l| l.calls).collect::<Vec<_>>();
+        assert_eq!(levels(&r.original.concurrency), [1, 2, 0, 0, 0, 0]);
+        assert_eq!(
+            levels(&r.replays[0].original_concurrency),
+            [2, 0, 0, 0, 0, 0]
+        );
+        assert_eq!(levels(&r.replays[0].concurrency), [2, 0, 0, 0, 0, 0]);
     }
 
     #[test]

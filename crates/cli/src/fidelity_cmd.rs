@@ -216,14 +216,23 @@ fn print_text(out: &mut impl Write, r: &FidelityReport, rows: usize) -> std::io:
     let label = |i: usize| format!("replay {}", i + 1);
     writeln!(
         out,
-        "{:<10} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}",
+        "{:<22} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}",
         "trace", "1", "2", "3", "4", "5-8", "9+", "mean"
     )?;
-    print_concurrency(out, "original", &o.concurrency)?;
+    print_concurrency(out, "original, all calls", &o.concurrency)?;
     for (i, p) in r.replays.iter().enumerate() {
+        print_concurrency(
+            out,
+            &format!("original, {}'s", label(i)),
+            &p.original_concurrency,
+        )?;
         print_concurrency(out, &label(i), &p.concurrency)?;
     }
-    let late: u64 = o.concurrency.late + r.replays.iter().map(|p| p.concurrency.late).sum::<u64>();
+    let late: u64 = o.concurrency.late
+        + r.replays
+            .iter()
+            .map(|p| p.concurrency.late + p.original_concurrency.late)
+            .sum::<u64>();
     if late > 0 {
         writeln!(
             out,
@@ -267,7 +276,7 @@ fn mean_bias(c: &CallFidelity) -> Option<f64> {
 }
 
 fn print_concurrency(out: &mut impl Write, name: &str, c: &Concurrency) -> std::io::Result<()> {
-    write!(out, "{name:<10}")?;
+    write!(out, "{name:<22}")?;
     for l in &c.levels {
         write!(out, " {:>6.1}%", l.share * 100.0)?;
     }
