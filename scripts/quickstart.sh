@@ -29,9 +29,11 @@ grep -E '^#[0-9]+ .* [a-z0-9_]+\(.*app\.db' sqlite.txt | grep -v execve | head -
 echo "== reanimator replay into an empty directory: every call executed or"
 echo "   emulated, results and data verified, final files compared"
 mkdir replay-root
-"$bin/reanimator" replay sqlite.rtr --root replay-root
+"$bin/reanimator" replay sqlite.rtr --root replay-root --timings replay-times.rtr
 echo "replayed database: $(ls -l "replay-root$work/app.db")"
 cmp "$work/app.db" "replay-root$work/app.db" && echo "identical to the recorded run's app.db, byte for byte"
+echo "== reanimator fidelity: the replay's response times and concurrency against the recording's"
+"$bin/reanimator" fidelity sqlite.rtr replay-times.rtr --calls 5
 echo "== a recorder killed with SIGKILL mid-run (the command inserts a row every 0.5 s)"
 "$bin/reanimator" record -o killed.rtr -- sh -c \
     'for i in $(seq 1 8); do echo "INSERT INTO kv VALUES(1000+$i, \"late\");" | sqlite3 app.db; sleep 0.5; done' &
