@@ -695,6 +695,43 @@ fn a_moved_existing_directory_keeps_what_it_held() {
     }
 }
 
+/// A program whose working directory, or a directory it holds open, is
+/// renamed (or swapped with `RENAME_EXCHANGE`) goes on inside it at its
+/// new name: replay names both by path and must follow the rename. Before,
+/// every call relative to them failed with ENOENT. Both back ends.
+#[test]
+fn a_renamed_working_directory_and_directory_descriptor_follow_the_rename() {
+    require("python3");
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    let script = r#"
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+os.makedirs('d/sub'); os.makedirs('a'); os.makedirs('b')
+fd = os.open('d', os.O_RDONLY | os.O_DIRECTORY)
+os.chdir('d/sub')
+os.rename('../../d', '../../e')
+with open(os.open('x', os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd), 'w') as f:
+    f.write('through the descriptor')
+open('y', 'w').write('in the working directory')
+os.chdir('../../a')
+assert libc.renameat2(-100, b'../a', -100, b'../b', 2) == 0, ctypes.get_errno()
+open('z', 'w').write('in a, now named b')
+print(sorted(os.listdir('..')), sorted(os.listdir('.')))
+"#;
+    for backend in ["ptrace", "ebpf"] {
+        let _ = std::fs::remove_dir_all(&work);
+        std::fs::create_dir_all(&work).unwrap();
+        let trace = record_with(tmp.path(), &work, backend, &["python3", "-c", script]);
+        assert_eq!(
+            std::fs::read_to_string(work.join("e/x")).unwrap(),
+            "through the descriptor"
+        );
+        assert!(work.join("b/z").exists(), "the exchange moved a to b");
+        replay_clean(tmp.path(), &trace, &[]);
+    }
+}
+
 #[test]
 fn git_init_add_commit() {
     require("git");

@@ -15,7 +15,7 @@ use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use reanimator_catalogue::{
@@ -99,6 +99,9 @@ pub(crate) struct Thread<'a> {
     pub live_maps: &'a crate::state::LiveMappings,
     /// The directory streams being read.
     pub listings: &'a crate::state::ListingsInProgress,
+    /// Every live process's latest state, for renames to follow (see
+    /// [`crate::state::follow_rename_everywhere`]).
+    pub procs: &'a Mutex<HashMap<u32, crate::state::WeakProc>>,
     /// The trace file as the recorder wrote it (its meta's `output`): it
     /// grew while the program ran, so calls naming it are simulated, as
     /// pseudo files are.
@@ -676,13 +679,44 @@ impl Thread<'_> {
                 }
             }
         }
-        match self.effect(ev, row) {
+        // Named before the call runs: it may move the very directory the
+        // names are resolved from.
+        let moved = (row.effect == Effect::Move && Self::expected(ev) == 0)
+            .then(|| self.rename_paths(ev, row))
+            .flatten();
+        let outcome = match self.effect(ev, row) {
             Some(o) => o,
             None => match row.replay {
                 Replay::Execute if row.params.is_some() => self.execute(ev, row),
                 _ => self.simulate(ev, row),
             },
+        };
+        if let (Some((src, dst, exchange)), Outcome::Executed(None)) = (moved, &outcome) {
+            crate::state::follow_rename_everywhere(self.procs, &src, &dst, exchange);
         }
+        outcome
+    }
+
+    /// A rename's source and destination (traced absolute paths), and
+    /// whether it swaps them (`RENAME_EXCHANGE`).
+    fn rename_paths(&self, ev: &SyscallEvent, row: &Syscall) -> Option<(Vec<u8>, Vec<u8>, bool)> {
+        let mut paths = row
+            .params()
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.kind == Kind::Path);
+        let (src, _) = paths.next()?;
+        let (dst, _) = paths.next()?;
+        let flags = row
+            .params()
+            .iter()
+            .position(|p| p.kind == Kind::Flags(FlagSet::Rename));
+        let exchange = flags.is_some_and(|i| ev.args[i] & libc::RENAME_EXCHANGE as u64 != 0);
+        Some((
+            self.full_path(ev, row, src).ok()?,
+            self.full_path(ev, row, dst).ok()?,
+            exchange,
+        ))
     }
 
     fn expected(ev: &SyscallEvent) -> i64 {

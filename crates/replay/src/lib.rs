@@ -934,6 +934,7 @@ fn thread_main(
         snapshots: &shared.snapshots,
         live_maps: &shared.live_maps,
         listings: &shared.listings,
+        procs: &shared.latest,
         own_trace: shared.own_trace.as_deref(),
         acting: Acting::new(),
         moved: 0,

@@ -9,7 +9,7 @@
 
 use crate::aio::{Context, Contexts};
 use reanimator_catalogue::{Ids, Which};
-use reanimator_fsstate::{join, reopened_at_start, Root};
+use reanimator_fsstate::{is_pseudo, join, reopened_at_start, Root};
 use reanimator_trace::{FdInfo, StartCause, SyscallEvent};
 use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -589,6 +589,88 @@ pub(crate) struct Proc {
 /// A process's file mappings (see [`Proc::maps`]).
 pub(crate) type Maps = Arc<Mutex<HashMap<u64, Arc<Mapping>>>>;
 
+/// `path` with `.` and `..` taken lexically (as if no component were a
+/// symbolic link): how two traced names of one directory are compared.
+fn lexical(path: &[u8]) -> Vec<u8> {
+    let mut parts: Vec<&[u8]> = Vec::new();
+    for c in path.split(|&b| b == b'/') {
+        match c {
+            b"" | b"." => {}
+            b".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    let mut out = Vec::with_capacity(path.len());
+    for c in parts {
+        out.push(b'/');
+        out.extend_from_slice(c);
+    }
+    if out.is_empty() {
+        out.push(b'/');
+    }
+    out
+}
+
+/// What follows `prefix` in `path` when `path` is `prefix` or lies under
+/// it (both lexical).
+fn under<'p>(path: &'p [u8], prefix: &[u8]) -> Option<&'p [u8]> {
+    let rest = path.strip_prefix(prefix)?;
+    (rest.is_empty() || rest[0] == b'/' || prefix == b"/").then_some(rest)
+}
+
+/// Renames `path` as a successful `rename(src, dst)` renamed what it
+/// names (or, with `exchange`, swapped `src` and `dst`).
+fn follow_rename(path: &mut Vec<u8>, src: &[u8], dst: &[u8], exchange: bool) {
+    if path.is_empty() || is_pseudo(path) {
+        return;
+    }
+    let now = lexical(path);
+    let moved = match under(&now, src) {
+        Some(rest) => [dst, rest].concat(),
+        None => match under(&now, dst).filter(|_| exchange) {
+            Some(rest) => [src, rest].concat(),
+            None => return,
+        },
+    };
+    *path = moved;
+}
+
+/// Makes every live process's working directory, root and descriptors
+/// follow a replayed `rename(src, dst)` (traced absolute paths): replay
+/// names them by path, and a program whose working directory or
+/// directory descriptor was moved (`cd d; mv ../d ../e; touch x`, or
+/// `openat(dirfd, ...)` after the directory was renamed) goes on inside
+/// it where it now is.
+pub(crate) fn follow_rename_everywhere(
+    procs: &Mutex<HashMap<u32, WeakProc>>,
+    src: &[u8],
+    dst: &[u8],
+    exchange: bool,
+) {
+    let (src, dst) = (lexical(src), lexical(dst));
+    if src == dst {
+        return;
+    }
+    let live: Vec<Proc> = lock(procs).values().filter_map(WeakProc::upgrade).collect();
+    // Threads and CLONE_FS/CLONE_FILES children share their state: each
+    // once, or an exchange would swap twice.
+    let mut seen = HashSet::new();
+    for p in live {
+        if seen.insert(Arc::as_ptr(&p.fs) as usize) {
+            let mut fs = lock(&p.fs);
+            follow_rename(&mut fs.cwd, &src, &dst, exchange);
+            follow_rename(&mut fs.root, &src, &dst, exchange);
+        }
+        if seen.insert(Arc::as_ptr(&p.fds) as usize) {
+            for e in lock(&p.fds).values_mut() {
+                follow_rename(&mut e.path, &src, &dst, exchange);
+            }
+        }
+    }
+}
+
 /// A process's state as long as some thread still uses it: descriptors of
 /// processes that exited or exec'd must close, or a pipe reader replaying
 /// an end-of-file would wait forever for a writer nobody holds.
@@ -750,6 +832,25 @@ pub(crate) fn stat_of(fd: &OwnedFd) -> Option<libc::stat> {
 mod tests {
     use super::{lock, Creds, FdEntry, Ids, Mapping, Proc, Snapshots, Which};
     use reanimator_trace::SyscallEvent;
+
+    /// A rename moves the names under its source, compared lexically, and
+    /// an exchange moves those under its destination back; other names and
+    /// names that only share a prefix stay.
+    #[test]
+    fn names_follow_a_rename_and_an_exchange() {
+        let follow = |path: &str, exchange: bool| {
+            let mut p = path.as_bytes().to_vec();
+            super::follow_rename(&mut p, b"/w/d", b"/w/e", exchange);
+            String::from_utf8(p).unwrap()
+        };
+        assert_eq!(follow("/w/d", false), "/w/e");
+        assert_eq!(follow("/w/d/sub/", false), "/w/e/sub");
+        assert_eq!(follow("/w/d/sub/../../d/x", false), "/w/e/x");
+        assert_eq!(follow("/w/dd/x", false), "/w/dd/x");
+        assert_eq!(follow("/w/e/x", false), "/w/e/x");
+        assert_eq!(follow("/w/e/x", true), "/w/d/x");
+        assert_eq!(follow("", false), "");
+    }
 
     /// Descriptions opened separately on one file share the key calls at
     /// one offset are ordered by when they append (all write at the
