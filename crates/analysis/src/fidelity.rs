@@ -66,6 +66,10 @@ const FLIGHT_CAP: usize = 1 << 20;
 const FLIGHT_SLACK_NS: u64 = 1_000_000_000;
 /// Labels of the concurrency levels reported.
 const LEVELS: [&str; 6] = ["1", "2", "3", "4", "5-8", "9+"];
+/// Points of each response-time distribution reported
+/// ([`Latency::cdf_ns`]): quantiles 0, 1/64, ..., 1, enough for a smooth
+/// CDF in a picture while keeping the JSON small.
+const CDF_POINTS: usize = 65;
 
 /// What a timings trace's meta says about the replay that wrote it.
 #[derive(Debug, Clone)]
@@ -174,12 +178,13 @@ impl Pair {
 
 /// What one replay's pass leaves of a [`Pair`]: its histograms reduced to
 /// the quantiles reported, so memory does not grow with the replays.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Paired {
     reference: Moments,
     replay: Moments,
     p50: Option<u64>,
     p99: Option<u64>,
+    cdf: Vec<u64>,
 }
 
 /// Everything kept about one call name (or all calls) across passes.
@@ -202,8 +207,26 @@ impl CallState {
             replay: pair.replay,
             p50: pair.rep_hist.quantile(0.5),
             p99: pair.rep_hist.quantile(0.99),
+            cdf: cdf(&pair.rep_hist),
         });
     }
+}
+
+/// [`CDF_POINTS`] evenly spaced quantiles of `h`, the first and last its
+/// exact minimum and maximum; empty when `h` is.
+fn cdf(h: &Histogram) -> Vec<u64> {
+    let (Some(min), Some(max)) = (h.min(), h.max()) else {
+        return Vec::new();
+    };
+    let last = CDF_POINTS - 1;
+    (0..CDF_POINTS)
+        .map(|k| match k {
+            0 => Some(min),
+            k if k == last => Some(max),
+            k => h.quantile(k as f64 / last as f64),
+        })
+        .map(|v| v.unwrap_or(max))
+        .collect()
 }
 
 /// Point kinds of [`InFlight`], in the order points of one time are
@@ -736,6 +759,7 @@ fn call_report(call: String, state: &CallState, replays: usize) -> CallFidelity 
             mean_ns: (matched > 0).then(|| ref_sum / matched as f64),
             p50_ns: state.pooled_ref.quantile(0.5),
             p99_ns: state.pooled_ref.quantile(0.99),
+            cdf_ns: cdf(&state.pooled_ref),
         },
         replay_mean_ns: (!means.is_empty()).then(|| means.iter().sum::<f64>() / means.len() as f64),
         replays: per
@@ -748,6 +772,7 @@ fn call_report(call: String, state: &CallState, replays: usize) -> CallFidelity 
                     mean_ns: p.replay.mean(),
                     p50_ns: p.p50,
                     p99_ns: p.p99,
+                    cdf_ns: p.cdf.clone(),
                     bias_pct: relative_bias(p),
                 },
             })
@@ -971,7 +996,7 @@ pub struct CallFidelity {
 }
 
 /// Response times in ns.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Latency {
     /// Mean.
     pub mean_ns: Option<f64>,
@@ -979,10 +1004,15 @@ pub struct Latency {
     pub p50_ns: Option<u64>,
     /// 99th percentile.
     pub p99_ns: Option<u64>,
+    /// The whole distribution, for a CDF (`fidelity --svg`): the
+    /// quantiles 0, 1/64, 2/64, ..., 1 (65 values, nearest rank, within
+    /// 1/128 as [`Histogram`]; the first and last are the exact minimum
+    /// and maximum, index 32 the median). Empty without calls.
+    pub cdf_ns: Vec<u64>,
 }
 
 /// One replay's response times for one call name.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct ReplayLatency {
     /// Matched calls.
     pub n: u64,
@@ -994,6 +1024,8 @@ pub struct ReplayLatency {
     pub p50_ns: Option<u64>,
     /// The replay's 99th percentile.
     pub p99_ns: Option<u64>,
+    /// The replay's distribution, as [`Latency::cdf_ns`].
+    pub cdf_ns: Vec<u64>,
     /// `(mean − reference) / reference · 100`.
     pub bias_pct: Option<f64>,
 }
@@ -1146,6 +1178,13 @@ mod tests {
         );
         assert!(close(c.replay_mean_ns.unwrap(), 30_000.0));
         assert_eq!(c.replays[0].p50_ns, Some(30_000));
+        let (o, rc) = (&c.original.cdf_ns, &c.replays[0].cdf_ns);
+        assert_eq!((o.len(), rc.len()), (65, 65));
+        assert_eq!(
+            (o[0], o[21], o[22], o[32], o[64]),
+            (10_000, 10_000, 20_000, 20_000, 30_000)
+        );
+        assert_eq!((rc[0], rc[32], rc[64]), (20_000, 30_000, 40_000));
         assert!(close(c.replays[0].bias_pct.unwrap(), 50.0));
         let m = c.metrology.unwrap();
         // Sample SD 10 µs on both sides: SE 10/√3 µs = 28.87 % of 20 µs.
@@ -1171,6 +1210,22 @@ mod tests {
         );
         assert_eq!((r.original.span_ns, rr.span_ns), (229_000, 110_000));
         assert!(close(rr.span_ratio.unwrap(), 110.0 / 229.0));
+    }
+
+    /// Past the histogram's exact values the series is still ordered,
+    /// within its error bound, and ends at the exact extremes.
+    #[test]
+    fn the_cdf_spans_the_exact_extremes_in_order() {
+        let mut h = Histogram::new();
+        for v in 1..=10_000u64 {
+            h.add(v * 7 + 3);
+        }
+        let c = cdf(&h);
+        assert_eq!((c.len(), c[0], c[64]), (CDF_POINTS, 10, 70_003));
+        assert!(c.windows(2).all(|w| w[0] <= w[1]), "{c:?}");
+        let median = 5_000.0 * 7.0 + 3.0;
+        assert!((c[32] as f64 - median).abs() <= median / 128.0, "{}", c[32]);
+        assert!(cdf(&Histogram::new()).is_empty());
     }
 
     #[test]

@@ -2,17 +2,21 @@
 //! original, in the terms a measurement method is validated in (per-call
 //! response-time bias, precision and combined uncertainty), with the
 //! concurrency each run issued its calls at and how far from schedule
-//! replay issued them — as tables, or as JSON for programs.
+//! replay issued them — as tables, or as JSON for programs, and as a
+//! picture (`--svg`).
 
+use std::fs::OpenOptions;
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use reanimator_analysis::{
     fidelity, CallFidelity, Concurrency, FidelityReport, PrecisionFrom, ReplayReport,
 };
 
+use crate::fidelity_svg::write_svg;
 use crate::progress::Progress;
 
 /// Each REPLAY is a timings trace that `reanimator replay ORIGINAL
@@ -26,7 +30,8 @@ use crate::progress::Progress;
 #[command(after_help = "Example:
   reanimator replay app.rtr --root /tmp/r1 --timings r1.rtr
   reanimator replay app.rtr --root /tmp/r2 --timings r2.rtr
-  reanimator fidelity app.rtr r1.rtr r2.rtr")]
+  reanimator fidelity app.rtr r1.rtr r2.rtr
+  reanimator fidelity app.rtr r1.rtr r2.rtr --svg fidelity.svg")]
 pub struct FidelityArgs {
     /// The original trace (the recording that was replayed).
     pub original: PathBuf,
@@ -40,10 +45,21 @@ pub struct FidelityArgs {
     /// only).
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub calls: usize,
+    /// Also draw the report as an SVG picture in FILE: response-time
+    /// distributions of the four calls with the most original time,
+    /// concurrency and issue-time error.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Overwrite the --svg FILE if it exists.
+    #[arg(long, requires = "svg")]
+    pub force: bool,
 }
 
 /// Reads the original once per replay and prints the report.
 pub fn run(args: &FidelityArgs) -> Result<ExitCode> {
+    if let Some(svg) = &args.svg {
+        check_output(svg, args)?;
+    }
     let bar = Progress::bytes("comparing");
     let report = fidelity(&args.original, &args.replays, &mut |d, t| bar.update(d, t));
     bar.finish();
@@ -66,6 +82,15 @@ pub fn run(args: &FidelityArgs) -> Result<ExitCode> {
             );
         }
     }
+    // The picture first: a closed pipe on stdout (`| head`) must not
+    // lose it.
+    if let Some(svg) = &args.svg {
+        create_svg(svg, args.force, &report)?;
+        eprintln!(
+            "reanimator: {}: the fidelity report as a picture",
+            svg.display()
+        );
+    }
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     if args.json {
@@ -78,8 +103,70 @@ pub fn run(args: &FidelityArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Refuses `path` before the traces are read when it cannot be written:
+/// an existing file without `--force`, or one of the traces.
+fn check_output(path: &Path, args: &FidelityArgs) -> Result<()> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let inputs = std::iter::once(&args.original).chain(&args.replays);
+    for input in inputs {
+        if std::fs::metadata(input).is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino()) {
+            bail!(
+                "{}: the picture must not overwrite a trace it is drawn from",
+                path.display()
+            );
+        }
+    }
+    if !args.force && meta.is_file() {
+        return Err(exists(path));
+    }
+    Ok(())
+}
+
+/// The error for an output that exists, worded as the other commands'.
+fn exists(path: &Path) -> anyhow::Error {
+    anyhow!(
+        "{}: already exists (use --force to overwrite)",
+        path.display()
+    )
+}
+
+/// Writes the picture to `path` as the other commands write their
+/// outputs: an existing file is refused unless `force`; something that
+/// is not a regular file (`/dev/stdout`, a FIFO) is written to as it is,
+/// never truncated or removed; a partial file is removed on failure.
+fn create_svg(path: &Path, force: bool, report: &FidelityReport) -> Result<()> {
+    let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    let mut options = OpenOptions::new();
+    options.write(true);
+    if special {
+        // As it is.
+    } else if force {
+        options.create(true).truncate(true);
+    } else {
+        options.create_new(true);
+    }
+    let file = options.open(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            exists(path)
+        } else {
+            anyhow::Error::new(e).context(format!("cannot create {}", path.display()))
+        }
+    })?;
+    let mut out = BufWriter::new(file);
+    let written = write_svg(&mut out, report).and_then(|()| out.flush());
+    if let Err(e) = written {
+        if !special {
+            let _ = std::fs::remove_file(path);
+        }
+        return Err(anyhow::Error::new(e).context(format!("cannot write {}", path.display())));
+    }
+    Ok(())
+}
+
 /// `850ns`, `1.2µs`, `35.0ms`, `2.50s`.
-fn span(ns: u64) -> String {
+pub(crate) fn span(ns: u64) -> String {
     let f = ns as f64;
     match ns {
         0..1_000 => format!("{ns}ns"),
@@ -165,7 +252,7 @@ fn print_text(out: &mut impl Write, r: &FidelityReport, rows: usize) -> std::io:
             c.n,
             micros(c.original.mean_ns),
             micros(c.replay_mean_ns),
-            pct(m.map(|m| m.mean_bias_pct).or_else(|| mean_bias(c)), true),
+            pct(bias(c), true),
             pct(m.map(|m| m.u_rw_pct), false),
             pct(m.map(|m| m.u_bias_pct), false),
             pct(m.map(|m| m.expanded_pct), false),
@@ -268,9 +355,12 @@ fn print_text(out: &mut impl Write, r: &FidelityReport, rows: usize) -> std::io:
     Ok(())
 }
 
-/// The mean of the replays' biases where there is no metrology (one
-/// call matched): still worth seeing.
-fn mean_bias(c: &CallFidelity) -> Option<f64> {
+/// The mean of the replays' biases of `c`: the metrology's, or where
+/// there is none (one call matched) their plain mean, still worth seeing.
+pub(crate) fn bias(c: &CallFidelity) -> Option<f64> {
+    if let Some(m) = &c.metrology {
+        return Some(m.mean_bias_pct);
+    }
     let biases: Vec<f64> = c.replays.iter().filter_map(|x| x.bias_pct).collect();
     (!biases.is_empty()).then(|| biases.iter().sum::<f64>() / biases.len() as f64)
 }

@@ -6,6 +6,7 @@ mod catalogue_cmd;
 mod dump;
 mod export_cmd;
 mod fidelity_cmd;
+mod fidelity_svg;
 mod progress;
 mod record_cmd;
 mod recover_cmd;

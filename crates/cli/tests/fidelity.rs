@@ -186,3 +186,100 @@ fn fidelity_refuses_what_is_not_a_timings_trace() {
     let o = run(&[&orig]);
     assert!(!o.status.success(), "a replay is required");
 }
+
+/// `python3 -c` checking that `file` is well-formed XML; python3 is on
+/// every machine the tests run on, and its absence must not pass as
+/// success.
+fn assert_well_formed_xml(file: &Path) {
+    let o = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])",
+        ])
+        .arg(file)
+        .output()
+        .expect("python3 is needed to check the SVG is well-formed XML");
+    assert!(
+        o.status.success(),
+        "{} is not well-formed XML: {}",
+        file.display(),
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn fidelity_draws_the_report_as_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    // Markup in the original's path must be escaped in the picture.
+    let traces = dir.path().join("a&b<c>'d\"");
+    std::fs::create_dir(&traces).unwrap();
+    let (orig, rep) = sample(&traces);
+    let svg = dir.path().join("out.svg");
+    let plain = run(&[&orig, &rep]);
+    let fidelity = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_reanimator"))
+            .arg("fidelity")
+            .args(extra)
+            .arg(&orig)
+            .arg(&rep)
+            .arg("--svg")
+            .arg(&svg)
+            .output()
+            .unwrap()
+    };
+    let o = fidelity(&[]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout),
+        text(&plain.stdout),
+        "stdout as without --svg"
+    );
+    assert!(
+        text(&o.stderr).contains("out.svg: the fidelity report as a picture"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_well_formed_xml(&svg);
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        picture.starts_with("<?xml") && picture.contains("<svg"),
+        "{picture}"
+    );
+    for word in ["read", "fsync", "original", "a&amp;b&lt;c&gt;&apos;d&quot;"] {
+        assert!(picture.contains(word), "{word} missing from {picture}");
+    }
+    assert!(!picture.contains("<script"), "no scripts");
+
+    // An existing picture is kept without --force.
+    let o = fidelity(&[]);
+    assert!(!o.status.success());
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("out.svg: already exists") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&svg).unwrap(), picture);
+
+    // With --force it is replaced, and --json is as without --svg.
+    std::fs::write(&svg, "old").unwrap();
+    let o = fidelity(&["--force", "--json"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("one JSON object");
+    assert_well_formed_xml(&svg);
+
+    // Never over a trace it is drawn from, even with --force.
+    let o = Command::new(env!("CARGO_BIN_EXE_reanimator"))
+        .args(["fidelity", "--force"])
+        .arg(&orig)
+        .arg(&rep)
+        .arg("--svg")
+        .arg(&rep)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        text(&o.stderr).contains("must not overwrite a trace"),
+        "{}",
+        text(&o.stderr)
+    );
+}
