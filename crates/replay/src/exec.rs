@@ -2057,15 +2057,9 @@ impl Thread<'_> {
                     if stream {
                         roomy(&fd, 0);
                     }
-                    let cloexec = flags & libc::O_CLOEXEC != 0;
                     let mut full = full;
                     self.settle_dot_dot(&mut full, &fd);
-                    let reader = held_reader(&fd, flags);
-                    let mut e = FdEntry {
-                        _reader: reader,
-                        ..FdEntry::real(fd, cloexec, full, stream)
-                    };
-                    e.set_status_flags(flags);
+                    let e = opened_entry(fd, flags, full, stream);
                     install(&mut lock(&self.proc.fds), expected as i32, e, ev);
                 }
                 0
@@ -2105,12 +2099,7 @@ impl Thread<'_> {
             Err(e) => errno_of(&e),
             Ok(fd) => {
                 if expected >= 0 {
-                    let reader = held_reader(&fd, flags);
-                    let mut e = FdEntry {
-                        _reader: reader,
-                        ..FdEntry::real(fd, flags & libc::O_CLOEXEC != 0, Vec::new(), true)
-                    };
-                    e.set_status_flags(flags);
+                    let e = opened_entry(fd, flags, Vec::new(), true);
                     install(&mut lock(&self.proc.fds), expected as i32, e, ev);
                 }
                 0
@@ -2394,6 +2383,18 @@ fn is_memory(k: Kind) -> bool {
 
 fn is_fifo(fd: &OwnedFd) -> bool {
     crate::state::stat_of(fd).is_some_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFIFO)
+}
+
+/// The entry of a descriptor replay opened with `flags` on `path`: its
+/// close-on-exec flag and status flags as opened, and the read end a
+/// write-only FIFO or pipe holds ([`held_reader`]).
+fn opened_entry(fd: OwnedFd, flags: i32, path: Vec<u8>, stream: bool) -> FdEntry {
+    let mut e = FdEntry {
+        _reader: held_reader(&fd, flags),
+        ..FdEntry::real(fd, flags & libc::O_CLOEXEC != 0, path, stream)
+    };
+    e.set_status_flags(flags);
+    e
 }
 
 /// A read end of the FIFO or pipe `fd` opens for writing only (`flags`),
