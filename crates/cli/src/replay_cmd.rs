@@ -29,7 +29,8 @@ use crate::progress::Progress;
 #[command(after_help = "Examples:
   reanimator replay app.rtr --root /mnt/test/r1
   reanimator replay app.rtr --root /tmp/r --verify ret --order strict
-  reanimator replay app.rtr --root /tmp/r --timing original")]
+  reanimator replay app.rtr --root /tmp/r --timing original
+  reanimator replay app.rtr --root /tmp/r --timings r.tim && reanimator fidelity app.rtr r.tim")]
 pub struct ReplayArgs {
     /// The trace to replay.
     pub trace: PathBuf,
