@@ -823,7 +823,7 @@ mod tests {
                     mean_ns: Some(3_000.0),
                     p50_ns: None,
                     p99_ns: None,
-                    cdf_ns: cdf.iter().map(|v| v * 3 / 2).collect(),
+                    cdf_ns: cdf.iter().map(|v| v.saturating_mul(3) / 2).collect(),
                     bias_pct: Some(50.0),
                 },
                 ReplayLatency::default(),
