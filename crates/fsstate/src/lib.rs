@@ -30,7 +30,7 @@ mod snapshot;
 mod state;
 
 pub use owners::{Owners, Viewer};
-pub use paths::{is_pseudo, join, join_as_called, reopened_at_start};
+pub use paths::{is_pseudo, join, join_as_called, lexical, reopened_at_start};
 pub use prepare::{restore_recorded_modes, KeptAccess, PrepareReport, Preparer};
 pub use root::{cstring, fd_path, host_name, Root};
 pub use snapshot::{Need, SnapshotPolicy, Snapshotter};

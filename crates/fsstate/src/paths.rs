@@ -82,7 +82,8 @@ pub(crate) fn final_component(path: &[u8]) -> (&[u8], bool) {
 
 /// An absolute path with its `..` components taken lexically (each drops
 /// the component before it): right where no symbolic link precedes a `..`.
-pub(crate) fn lexical(abs_path: &[u8]) -> Vec<u8> {
+/// Replay compares traced names of one directory with it.
+pub fn lexical(abs_path: &[u8]) -> Vec<u8> {
     let mut out: Vec<&[u8]> = Vec::new();
     for c in abs_path.split(|&b| b == b'/') {
         match c {

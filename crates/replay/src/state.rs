@@ -9,7 +9,7 @@
 
 use crate::aio::{Context, Contexts};
 use reanimator_catalogue::{Ids, Which};
-use reanimator_fsstate::{is_pseudo, join, reopened_at_start, Root};
+use reanimator_fsstate::{is_pseudo, join, lexical, reopened_at_start, Root};
 use reanimator_trace::{FdInfo, StartCause, SyscallEvent};
 use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -588,30 +588,6 @@ pub(crate) struct Proc {
 
 /// A process's file mappings (see [`Proc::maps`]).
 pub(crate) type Maps = Arc<Mutex<HashMap<u64, Arc<Mapping>>>>;
-
-/// `path` with `.` and `..` taken lexically (as if no component were a
-/// symbolic link): how two traced names of one directory are compared.
-fn lexical(path: &[u8]) -> Vec<u8> {
-    let mut parts: Vec<&[u8]> = Vec::new();
-    for c in path.split(|&b| b == b'/') {
-        match c {
-            b"" | b"." => {}
-            b".." => {
-                parts.pop();
-            }
-            c => parts.push(c),
-        }
-    }
-    let mut out = Vec::with_capacity(path.len());
-    for c in parts {
-        out.push(b'/');
-        out.extend_from_slice(c);
-    }
-    if out.is_empty() {
-        out.push(b'/');
-    }
-    out
-}
 
 /// What follows `prefix` in `path` when `path` is `prefix` or lies under
 /// it (both lexical).
