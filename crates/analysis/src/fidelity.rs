@@ -37,7 +37,7 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 
 use reanimator_catalogue as catalogue;
-use reanimator_trace::{ReadOptions, Reader, Record, TraceMeta};
+use reanimator_trace::{ReadOptions, Reader, Record, TraceMeta, TIMINGS_RECORDER};
 use serde::Serialize;
 
 use crate::filter::Filter;
@@ -88,7 +88,7 @@ impl Timings {
             path: path.to_path_buf(),
             what,
         };
-        if meta.recorder != "replay" {
+        if meta.recorder != TIMINGS_RECORDER {
             return Err(bad(format!(
                 "not a timings trace (written by recorder `{}`, not `replay`); make one with \
                  `reanimator replay ORIGINAL --timings FILE`",
@@ -654,7 +654,7 @@ pub fn fidelity(
     }
     let reader = Reader::open(original, ReadOptions { data: false })?;
     let recorder = reader.meta().recorder.clone();
-    if recorder == "replay" {
+    if recorder == TIMINGS_RECORDER {
         return Err(Error::Input {
             path: original.to_path_buf(),
             what: "a replay's timings trace, not a recording: give the original trace first".into(),

@@ -34,7 +34,7 @@ pub fn select(
     overwrite: bool,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<SelectReport, Error> {
-    if same_file(trace, out) {
+    if reanimator_trace::same_file(trace, out) {
         return Err(Error::Usage(format!(
             "{}: the output must differ from the input",
             out.display()
@@ -78,15 +78,5 @@ pub fn select(
             let _ = std::fs::remove_file(out);
             Err(e)
         }
-    }
-}
-
-/// True when both paths name one existing file (an output that would
-/// truncate its own input).
-fn same_file(a: &Path, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (std::fs::metadata(a), std::fs::metadata(b)) {
-        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
-        _ => false,
     }
 }

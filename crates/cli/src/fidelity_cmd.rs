@@ -7,7 +7,6 @@
 
 use std::fs::OpenOptions;
 use std::io::{BufWriter, Write};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -111,7 +110,7 @@ fn check_output(path: &Path, args: &FidelityArgs) -> Result<()> {
     };
     let inputs = std::iter::once(&args.original).chain(&args.replays);
     for input in inputs {
-        if std::fs::metadata(input).is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino()) {
+        if reanimator_trace::same_file(path, input) {
             bail!(
                 "{}: the picture must not overwrite a trace it is drawn from",
                 path.display()

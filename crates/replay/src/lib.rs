@@ -38,7 +38,6 @@ mod uring;
 mod verify;
 
 use std::collections::{HashMap, VecDeque};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -587,11 +586,7 @@ pub fn replay(
     let origin_ns = timings::monotonic_ns();
     let timings_out = match &opts.timings {
         Some(path) => {
-            let same = |a: &Path, b: &Path| match (std::fs::metadata(a), std::fs::metadata(b)) {
-                (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
-                _ => false,
-            };
-            if same(path, trace) {
+            if reanimator_trace::same_file(path, trace) {
                 return Err(Error::Timings(format!(
                     "{} is the trace being replayed",
                     path.display()

@@ -16,7 +16,7 @@ use std::sync::mpsc::Receiver;
 
 use reanimator_trace::{
     ClockAnchor, Reader, Record, SyscallEvent, SyscallExit, SyscallHead, TraceMeta, Writer,
-    WriterOptions,
+    WriterOptions, TIMINGS_RECORDER,
 };
 
 use crate::{Options, Timing};
@@ -30,9 +30,6 @@ pub(crate) enum Timed {
     /// belong to.
     Other(Record),
 }
-
-/// The value of `meta.recorder` in a timings trace.
-pub const RECORDER: &str = "replay";
 
 /// Now, in ns of `CLOCK_MONOTONIC` (the clock traces use).
 pub(crate) fn monotonic_ns() -> u64 {
@@ -73,7 +70,7 @@ pub(crate) fn create(
         tool: format!("reanimator {}", env!("CARGO_PKG_VERSION")),
         clock: ClockAnchor::now(),
         arch: std::env::consts::ARCH.into(),
-        recorder: RECORDER.into(),
+        recorder: TIMINGS_RECORDER.into(),
         command: original.command.clone(),
         options: options
             .into_iter()

@@ -57,11 +57,11 @@ mod writer;
 pub use codec::{CaptureHead, SyscallHead};
 pub use error::{Error, ErrorKind, Result};
 pub use frame::{FrameHeader, FrameKind, FILE_HEADER_LEN, FRAME_HEADER_LEN};
-pub use meta::{ClockAnchor, EndSummary, TraceMeta};
+pub use meta::{ClockAnchor, EndSummary, TraceMeta, TIMINGS_RECORDER};
 pub use reader::{ReadCounts, ReadOptions, Reader};
 pub use record::*;
 pub use recover::{recover, recover_with_progress, RecoverReport};
-pub use writer::{SyscallWriter, Writer, WriterOptions};
+pub use writer::{same_file, SyscallWriter, Writer, WriterOptions};
 
 /// Major format version: a reader refuses files with a different major.
 pub const FORMAT_MAJOR: u16 = 1;

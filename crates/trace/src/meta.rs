@@ -35,6 +35,11 @@ pub struct TraceMeta {
     pub extra: BTreeMap<String, serde_json::Value>,
 }
 
+/// `TraceMeta::recorder` of a timings trace (`reanimator replay
+/// --timings`): the replay's own times for the original's calls, which
+/// `reanimator fidelity` reads and refuses anything else as.
+pub const TIMINGS_RECORDER: &str = "replay";
+
 /// A pair of clock readings taken back to back.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClockAnchor {

@@ -51,6 +51,17 @@ pub struct WriterOptions {
     pub overwrite: bool,
 }
 
+/// True when both paths name one existing file: an output that would
+/// truncate a trace the same command reads (`select -o`, `replay
+/// --timings`, `fidelity --svg`).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
 impl Default for WriterOptions {
     fn default() -> Self {
         WriterOptions {
