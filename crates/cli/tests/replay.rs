@@ -732,6 +732,61 @@ print(sorted(os.listdir('..')), sorted(os.listdir('.')))
     }
 }
 
+/// A program whose working directory is removed while it is in it (`cd
+/// d; rmdir ../d`, `rm -r` of the tree around it) goes on: `.` is the
+/// removed directory (`ls` finds it empty), `..` its parent, and files
+/// made through `..` exist, while nothing can be made in the removed
+/// directory, even once another of its name exists. Before, the recorders named those files from
+/// the link `/proc/PID/cwd` reads for a removed directory (`d (deleted)`),
+/// so the manifest held a path nothing could find and compared nothing,
+/// and replay resolved them from a directory no longer there (46
+/// mismatches, and files missing that the final check did not see). Both
+/// back ends.
+#[test]
+fn a_removed_working_directory_goes_on_as_recorded() {
+    require("sh");
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    // A new `d` made after the removal is another directory: `x` is
+    // still made in the removed one, which fails.
+    let script = "mkdir -p d e/f && cd d && rmdir ../d && mkdir ../d && ls -la . > ../out 2>&1; \
+        touch x 2>> ../out; cd ../e/f && rm -r ../../e && echo hi > ../../../work/out3 && \
+        ls .. >> ../../out 2>&1; cd .. && ls -a . >> ../out 2>&1; true";
+    for backend in ["ptrace", "ebpf"] {
+        let _ = std::fs::remove_dir_all(&work);
+        std::fs::create_dir_all(&work).unwrap();
+        let trace = record_with(tmp.path(), &work, backend, &["sh", "-c", script]);
+        assert_eq!(std::fs::read_to_string(work.join("out3")).unwrap(), "hi\n");
+        let dump = Command::new(bin())
+            .args(["dump", "-s", "4096"])
+            .arg(&trace)
+            .output()
+            .unwrap();
+        let dump = String::from_utf8_lossy(&dump.stdout);
+        // out3 is named `.../work/../work/out3`: from the first parent not
+        // removed, `..` is left for the kernel, as in any path.
+        for name in ["/work/out\"", "/work/out3\""] {
+            assert!(
+                dump.lines()
+                    .any(|l| l.contains("path after") && l.contains(name) && l.contains(": file")),
+                "{backend}: the manifest names no file {name}"
+            );
+        }
+        replay_clean(tmp.path(), &trace, &[]);
+        let root = tmp.path().join("root");
+        let replayed = root.join(work.strip_prefix("/").unwrap());
+        assert_eq!(
+            std::fs::read_to_string(replayed.join("out3")).unwrap(),
+            "hi\n"
+        );
+        assert_eq!(
+            std::fs::read(replayed.join("out")).unwrap(),
+            std::fs::read(work.join("out")).unwrap(),
+            "{backend}"
+        );
+    }
+}
+
 #[test]
 fn git_init_add_commit() {
     require("git");

@@ -370,14 +370,15 @@ pub fn host_name(fd: BorrowedFd<'_>) -> io::Result<Vec<u8>> {
 
 /// An `O_PATH` descriptor for the directory `name` in `dir`.
 fn reopen_dir(dir: BorrowedFd<'_>, name: &std::ffi::CStr) -> io::Result<OwnedFd> {
+    open_in(dir, name, libc::O_PATH | libc::O_DIRECTORY)
+}
+
+/// `openat(dir, name, flags | O_CLOEXEC)`, for a single `name` (`.`,
+/// `..`) in a directory already held: the replay's way into a directory
+/// no path reaches any more (removed while a process was in it).
+pub fn open_in(dir: BorrowedFd<'_>, name: &std::ffi::CStr, flags: i32) -> io::Result<OwnedFd> {
     // SAFETY: a valid descriptor and C string; the result is checked.
-    let fd = unsafe {
-        libc::openat(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags | libc::O_CLOEXEC) };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }

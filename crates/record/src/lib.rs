@@ -342,6 +342,7 @@ pub fn touched_paths<'a>(
         if row.effect == catalogue::Effect::Chroot {
             CHROOTED.store(true, std::sync::atomic::Ordering::Relaxed);
         }
+        let mut rel = path;
         let base = if path[0] == b'/' {
             // After a chroot, absolute paths start at the process's root.
             if !CHROOTED.load(std::sync::atomic::Ordering::Relaxed) {
@@ -360,8 +361,11 @@ pub fn touched_paths<'a>(
                 Some(d) => format!("/proc/{pid}/fd/{d}"),
                 None => format!("/proc/{pid}/cwd"),
             };
-            match dir_name(&link) {
-                Some(b) => b,
+            match base_of(&link, path) {
+                Some((b, r)) => {
+                    rel = r;
+                    b
+                }
                 None => {
                     unnamed += 1;
                     continue;
@@ -381,7 +385,7 @@ pub fn touched_paths<'a>(
             _ => Need::Contents,
         };
         // An absolute path is taken from the root, not from `/`.
-        let from_base = &path[path.iter().take_while(|&&b| b == b'/').count()..];
+        let from_base = &rel[rel.iter().take_while(|&&b| b == b'/').count()..];
         out.push((join(&base, from_base), need));
     }
     (out, unnamed)
@@ -391,6 +395,57 @@ pub fn touched_paths<'a>(
 /// reads each process's root (`/proc/PID/root`) to name its absolute
 /// paths, a read it spares every other recording.
 static CHROOTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The name of the directory `link` (`/proc/PID/cwd` or `/proc/PID/fd/N`)
+/// leads to, and what is left of `rel` (a relative path named from it) to
+/// join with it. A directory removed while in use (`cd d; rmdir ../d;
+/// ls >../out`) has no name (its link reads `.../d (deleted)`), but the
+/// kernel still walks `..` from it to its parent: each leading `..` of
+/// `rel` is taken there, so the path is named as the file the call
+/// reached (before, `d (deleted)/../out`, which no manifest could find).
+/// A path inside the removed directory keeps the name it had.
+fn base_of<'r>(link: &str, rel: &'r [u8]) -> Option<(Vec<u8>, &'r [u8])> {
+    use std::os::unix::fs::MetadataExt;
+    const DELETED: &[u8] = b" (deleted)";
+    let name = dir_name(link)?;
+    if !name.ends_with(DELETED) {
+        return Some((name, rel));
+    }
+    let Ok(mut dir) = std::fs::File::open(link) else {
+        return Some((name, rel));
+    };
+    let mut rel = rel;
+    loop {
+        let removed = dir.metadata().is_ok_and(|m| m.nlink() == 0);
+        let name = reanimator_fsstate::host_name(dir.as_fd()).ok()?;
+        if !removed {
+            return Some((name, rel));
+        }
+        let skip = rel
+            .split(|&b| b == b'/')
+            .take_while(|c| c.is_empty() || *c == b".")
+            .map(|c| c.len() + 1)
+            .sum::<usize>()
+            .min(rel.len());
+        let after = &rel[skip..];
+        let (first, rest) = match after.iter().position(|&b| b == b'/') {
+            Some(i) => (&after[..i], &after[i + 1..]),
+            None => (after, &b""[..]),
+        };
+        if first != b".." {
+            let had = name.strip_suffix(DELETED).unwrap_or(&name).to_vec();
+            return Some((had, rel));
+        }
+        dir = std::fs::File::open(format!(
+            "{}/..",
+            reanimator_fsstate::fd_path(dir.as_fd())
+                .to_str()
+                .expect("ascii")
+        ))
+        .ok()?;
+        rel = rest;
+    }
+}
 
 /// The absolute name of the directory a `/proc/PID/cwd` or
 /// `/proc/PID/fd/N` link leads to, even past `PATH_MAX`, where the link

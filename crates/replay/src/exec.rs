@@ -22,11 +22,11 @@ use reanimator_catalogue::{
     self as catalogue, Dir, Effect, FlagSet, Group, Ids, Kind, Len, Param, Replay, Ret, StructType,
     Syscall, Which,
 };
-use reanimator_fsstate::{fd_path, is_pseudo, join_as_called, Owners, Root};
+use reanimator_fsstate::{fd_path, is_pseudo, join_as_called, open_in, Owners, Root};
 use reanimator_trace::{CaptureStatus, Role, SyscallEvent};
 
 use crate::aio;
-use crate::state::{lock, Creds, FdEntry, Listing, Mapping, Proc, Target, FS};
+use crate::state::{lock, Creds, FdEntry, InRemoved, Listing, Mapping, Proc, Target, FS};
 use crate::timings::monotonic_ns;
 use crate::uring;
 use crate::verify::{self, Mismatch};
@@ -684,6 +684,9 @@ impl Thread<'_> {
         let moved = (row.effect == Effect::Move && Self::expected(ev) == 0)
             .then(|| self.rename_paths(ev, row))
             .flatten();
+        let removing = (Self::expected(ev) == 0)
+            .then(|| self.removes_a_cwd(ev, row, moved.as_ref()))
+            .flatten();
         let outcome = match self.effect(ev, row) {
             Some(o) => o,
             None => match row.replay {
@@ -691,6 +694,9 @@ impl Thread<'_> {
                 _ => self.simulate(ev, row),
             },
         };
+        if let (Some((path, held)), Outcome::Executed(None)) = (removing, &outcome) {
+            crate::state::mark_removed_cwd(self.procs, &path, &held);
+        }
         if let (Some((src, dst, exchange)), Outcome::Executed(None)) = (moved, &outcome) {
             crate::state::follow_rename_everywhere(self.procs, &src, &dst, exchange);
         }
@@ -783,6 +789,38 @@ impl Thread<'_> {
             .and_then(|c| c.data.as_deref())
     }
 
+    /// Where relative path argument `i`, named from the working
+    /// directory, leads if a replayed call removed that directory.
+    fn in_removed_cwd(&self, ev: &SyscallEvent, row: &Syscall, i: usize) -> Option<InRemoved> {
+        let from_cwd = !(i > 0 && row.params()[i - 1].kind == Kind::DirFd)
+            || ev.args[i - 1] as i32 == AT_FDCWD;
+        let path = Self::path_arg(ev, i).filter(|p| from_cwd && p.first() != Some(&b'/'))?;
+        lock(&self.proc.fs).in_removed_cwd(path)
+    }
+
+    /// The directory this call removes (`rmdir`, or a `rename` over it),
+    /// opened before it does, if it is some process's working directory.
+    fn removes_a_cwd(
+        &self,
+        ev: &SyscallEvent,
+        row: &Syscall,
+        moved: Option<&(Vec<u8>, Vec<u8>, bool)>,
+    ) -> Option<(Vec<u8>, Arc<OwnedFd>)> {
+        let path = match (row.effect, moved) {
+            (Effect::Remove, _) => self.full_path(ev, row, row.param_of(Kind::Path)?).ok()?,
+            (Effect::Move, Some((_, dst, false))) => dst.clone(),
+            _ => return None,
+        };
+        if is_pseudo(&path) || !crate::state::is_some_cwd(self.procs, &path) {
+            return None;
+        }
+        let dir = self
+            .root
+            .open_at(&path, libc::O_RDONLY | libc::O_DIRECTORY, 0)
+            .ok()?;
+        Some((path, Arc::new(dir)))
+    }
+
     /// The traced directory path argument `i` is resolved from: its
     /// directory descriptor's, or the working directory.
     fn resolve_base(&self, ev: &SyscallEvent, row: &Syscall, i: usize) -> Result<Vec<u8>, i64> {
@@ -826,7 +864,11 @@ impl Thread<'_> {
             let from_root = &path[path.iter().take_while(|&&b| b == b'/').count()..];
             join_as_called(&lock(&self.proc.fs).root, from_root)
         } else {
-            join_as_called(&self.resolve_base(ev, row, i)?, path)
+            match self.in_removed_cwd(ev, row, i) {
+                Some(InRemoved::Path(out) | InRemoved::Itself(_, out)) => out,
+                Some(InRemoved::Inside) => return Err(-i64::from(libc::ENOENT)),
+                _ => join_as_called(&self.resolve_base(ev, row, i)?, path),
+            }
         };
         // `/proc/self/fd/N` names the traced descriptor N (tar, coreutils
         // and glibc's fchmodat fallback use it): follow it in the emulated
@@ -983,6 +1025,19 @@ impl Thread<'_> {
                         a[i] = link.as_ptr() as u64;
                         keep.strings.push(link);
                         keep.fds.push(fd);
+                        if i > 0 && params[i - 1].kind == Kind::DirFd {
+                            a[i - 1] = AT_FDCWD as u64;
+                        }
+                        continue;
+                    }
+                    if let Some(InRemoved::Itself(dir, _)) = self.in_removed_cwd(ev, row, i) {
+                        let mut link = fd_path(dir.as_fd()).into_bytes();
+                        if nofollow {
+                            link.extend_from_slice(b"/.");
+                        }
+                        keep.strings.push(CString::new(link).expect("no NUL"));
+                        a[i] = keep.strings.last().unwrap().as_ptr() as u64;
+                        keep.fds.push(dir);
                         if i > 0 && params[i - 1].kind == Kind::DirFd {
                             a[i - 1] = AT_FDCWD as u64;
                         }
@@ -1724,6 +1779,17 @@ impl Thread<'_> {
             Effect::Map => return self.mmap(ev),
             Effect::Unmap | Effect::Sync => return Some(self.unmap_or_sync(ev, row)),
             Effect::Chdir => {
+                if let Some(InRemoved::Itself(dir, name)) = row
+                    .param_of(Kind::Path)
+                    .and_then(|i| self.in_removed_cwd(ev, row, i))
+                {
+                    // Into a removed directory (`cd .` or `cd ..` in a
+                    // removed tree): it stays held.
+                    let mut fs = lock(&self.proc.fs);
+                    fs.cwd = name;
+                    fs.removed_cwd = Some(dir);
+                    return Some(Outcome::Executed(ok(0)));
+                }
                 let mut target = if row.param_of(Kind::Path).is_some() {
                     self.full_path(ev, row, 0)
                 } else {
@@ -1745,7 +1811,9 @@ impl Thread<'_> {
                     Err(e) => *e,
                 };
                 if let (Ok(p), 0) = (target, got) {
-                    lock(&self.proc.fs).cwd = p;
+                    let mut fs = lock(&self.proc.fs);
+                    fs.cwd = p;
+                    fs.removed_cwd = None;
                 }
                 Outcome::Executed(ok(got))
             }
@@ -2026,7 +2094,10 @@ impl Thread<'_> {
         } else {
             0
         };
-        let opened = if resolve == 0 {
+        let opened = if let Some(InRemoved::Itself(dir, _)) = self.in_removed_cwd(ev, row, path_arg)
+        {
+            open_in(dir.as_fd(), c".", flags)
+        } else if resolve == 0 {
             self.root.open_at(&full, flags, mode)
         } else {
             match self.resolve_base(ev, row, path_arg) {

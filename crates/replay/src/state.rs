@@ -9,10 +9,12 @@
 
 use crate::aio::{Context, Contexts};
 use reanimator_catalogue::{Ids, Which};
-use reanimator_fsstate::{is_pseudo, join, lexical, reopened_at_start, Root};
+use reanimator_fsstate::{
+    is_pseudo, join, join_as_called, lexical, open_in, reopened_at_start, Root,
+};
 use reanimator_trace::{FdInfo, StartCause, SyscallEvent};
 use std::collections::{HashMap, HashSet};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
@@ -295,6 +297,11 @@ pub(crate) type FdTable = Arc<Mutex<HashMap<i32, FdEntry>>>;
 pub(crate) struct FsInfo {
     /// The absolute traced path of the working directory.
     pub cwd: Vec<u8>,
+    /// Set when the working directory was removed while in use (`cd d;
+    /// rmdir ../d`): the removed directory, held open as the kernel holds
+    /// it for the process, so `.` still reaches it; `..` goes to `cwd`'s
+    /// lexical parent ([`FsInfo::in_removed_cwd`]).
+    pub removed_cwd: Option<Arc<OwnedFd>>,
     /// The absolute traced path of the root directory (`chroot`):
     /// absolute paths the process names start there.
     pub root: Vec<u8>,
@@ -647,6 +654,104 @@ pub(crate) fn follow_rename_everywhere(
     }
 }
 
+/// Where a relative path leads from a working directory that was
+/// removed while in use ([`FsInfo::in_removed_cwd`]).
+pub(crate) enum InRemoved {
+    /// A traced absolute path, out of the removed directories through
+    /// leading `..`s.
+    Path(Vec<u8>),
+    /// A name inside a removed directory: nothing can be there, and the
+    /// kernel says `ENOENT` for any call naming one, even if a directory
+    /// of the same name was made since.
+    Inside,
+    /// The removed directory itself, or one of its removed parents
+    /// (`ls .`, `ls ..` after `rm -r ../../e`): held open, as the kernel
+    /// holds them for the process; and its traced name.
+    Itself(Arc<OwnedFd>, Vec<u8>),
+}
+
+impl FsInfo {
+    /// How relative path `rel` resolves if the working directory was
+    /// removed; `None` if it was not.
+    ///
+    /// The kernel walks `..` from a removed directory to its parent. Here
+    /// each `..` climbs the held descriptor while the directory it reaches
+    /// is removed too (removed directories all lay inside the replay
+    /// root); at the first that still exists the rest of `rel` is joined
+    /// with its traced name, the working directory's lexical ancestor, and
+    /// resolved inside the root as any path: a trace cannot climb out.
+    pub fn in_removed_cwd(&self, rel: &[u8]) -> Option<InRemoved> {
+        let mut dir = self.removed_cwd.clone()?;
+        let mut name = self.cwd.clone();
+        let mut at = 0;
+        while at < rel.len() {
+            let end = rel[at..]
+                .iter()
+                .position(|&b| b == b'/')
+                .map_or(rel.len(), |i| at + i);
+            match &rel[at..end] {
+                b"" | b"." => {}
+                b".." => {
+                    name = lexical(&[&name[..], b"/.."].concat());
+                    match open_in(dir.as_fd(), c"..", libc::O_PATH | libc::O_DIRECTORY) {
+                        Ok(parent) if is_removed(&parent) => dir = Arc::new(parent),
+                        _ => {
+                            let rest = rel.get(end + 1..).unwrap_or_default();
+                            let rest = if rest.iter().all(|&b| b == b'/') {
+                                &b"."[..]
+                            } else {
+                                rest
+                            };
+                            return Some(InRemoved::Path(join_as_called(&name, rest)));
+                        }
+                    }
+                }
+                _ => return Some(InRemoved::Inside),
+            }
+            at = end + 1;
+        }
+        (!rel.is_empty()).then_some(InRemoved::Itself(dir, name))
+    }
+}
+
+/// Whether directory `dir` was removed (no name links to it any more).
+fn is_removed(dir: &OwnedFd) -> bool {
+    // SAFETY: a valid descriptor and a stat buffer of ours.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::fstat(dir.as_raw_fd(), &mut st) };
+    r == 0 && st.st_nlink == 0
+}
+
+/// Marks, in every live process whose working directory is `removed`
+/// (traced, absolute), that a replayed call removed it: `held` is that
+/// directory, opened before the call, so the process goes on in it as
+/// it did when recorded ([`FsInfo::in_removed_cwd`]).
+pub(crate) fn mark_removed_cwd(
+    procs: &Mutex<HashMap<u32, WeakProc>>,
+    removed: &[u8],
+    held: &Arc<OwnedFd>,
+) {
+    let removed = lexical(removed);
+    let live: Vec<Proc> = lock(procs).values().filter_map(WeakProc::upgrade).collect();
+    for p in live {
+        let mut fs = lock(&p.fs);
+        if fs.removed_cwd.is_none() && lexical(&fs.cwd) == removed {
+            fs.removed_cwd = Some(held.clone());
+        }
+    }
+}
+
+/// Whether some live process's working directory is `path` (traced,
+/// absolute), and not removed already.
+pub(crate) fn is_some_cwd(procs: &Mutex<HashMap<u32, WeakProc>>, path: &[u8]) -> bool {
+    let path = lexical(path);
+    let live: Vec<Proc> = lock(procs).values().filter_map(WeakProc::upgrade).collect();
+    live.iter().any(|p| {
+        let fs = lock(&p.fs);
+        fs.removed_cwd.is_none() && lexical(&fs.cwd) == path
+    })
+}
+
 /// A process's state as long as some thread still uses it: descriptors of
 /// processes that exited or exec'd must close, or a pipe reader replaying
 /// an end-of-file would wait forever for a writer nobody holds.
@@ -696,6 +801,7 @@ impl Proc {
             fds: Arc::new(Mutex::new(table)),
             fs: Arc::new(Mutex::new(FsInfo {
                 cwd,
+                removed_cwd: None,
                 root: b"/".to_vec(),
                 umask,
             })),
@@ -722,6 +828,7 @@ impl Proc {
             let f = lock(&self.fs);
             Arc::new(Mutex::new(FsInfo {
                 cwd: f.cwd.clone(),
+                removed_cwd: f.removed_cwd.clone(),
                 root: f.root.clone(),
                 umask: f.umask,
             }))

@@ -462,6 +462,28 @@ fn a_hostile_trace_touches_nothing_outside_the_root() {
         )
         .call("write", &[3, P, 5], 5, &[(1, Role::Entry, b"pwned")])
         .call("close", &[3], 0, &[]);
+    // Climbing out of a working directory removed while in use: replay
+    // holds the removed directory, and `..` past it goes by name.
+    let from_removed = format!("..{out}/from-removed");
+    s.call("mkdir", &[P, 0o755], 0, &[(0, Role::Entry, b"/gone")])
+        .call("chdir", &[P], 0, &[(0, Role::Entry, b"/gone")])
+        .call("rmdir", &[P], 0, &[(0, Role::Entry, b"/gone")])
+        .call(
+            "open",
+            &[P, o_creat, 0o644],
+            3,
+            &[(0, Role::Entry, climb.as_bytes())],
+        )
+        .call("write", &[3, P, 5], 5, &[(1, Role::Entry, b"pwned")])
+        .call("close", &[3], 0, &[])
+        .call(
+            "open",
+            &[P, o_creat, 0o644],
+            3,
+            &[(0, Role::Entry, from_removed.as_bytes())],
+        )
+        .call("close", &[3], 0, &[])
+        .call("chdir", &[P], 0, &[(0, Role::Entry, b"/")]);
     // A device node would reach the host's disks (8:0 is sda), and then
     // a write through it.
     s.call(
@@ -497,6 +519,8 @@ fn a_hostile_trace_touches_nothing_outside_the_root() {
     assert!(mirror.join("newdir").is_dir());
     assert!(mirror.join("newfile").exists());
     assert_eq!(std::fs::read(mirror.join("raced")).unwrap(), b"pwned");
+    assert!(mirror.join("from-removed").exists());
+    assert_eq!(std::fs::read(mirror.join("sentinel")).unwrap(), b"pwned");
     assert!(std::fs::symlink_metadata(root.path().join("up"))
         .unwrap()
         .file_type()
