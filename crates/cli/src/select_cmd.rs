@@ -41,6 +41,15 @@ impl FilterArgs {
     /// The library filter these options describe.
     pub fn filter(&self) -> Result<Filter> {
         let time = |t: &Option<String>| t.as_deref().map(Filter::parse_time).transpose();
+        if let (Some(from), Some(to)) = (time(&self.from)?, time(&self.to)?) {
+            // An empty window is a slip of the fingers, not a question.
+            anyhow::ensure!(
+                from < to,
+                "--from {} is not before --to {}: the window holds nothing",
+                self.from.as_deref().unwrap_or_default(),
+                self.to.as_deref().unwrap_or_default()
+            );
+        }
         Ok(Filter {
             pids: self.pids.clone(),
             calls: if self.calls.is_empty() {

@@ -210,6 +210,30 @@ fn bad_traces_fail_with_one_line_naming_the_file() {
     assert!(text(&out.stderr).contains("is a directory"));
 }
 
+/// A time window that ends before it begins is refused, by every command
+/// that takes one, rather than answered with an empty result.
+#[test]
+fn an_inverted_time_window_is_an_error() {
+    let (dir, path) = sample();
+    let trace = path.to_str().unwrap();
+    let out_path = dir.path().join("sel.rtr");
+    let out = out_path.to_str().unwrap();
+    for argv in [
+        vec!["stats", trace, "--from", "2s", "--to", "1s"],
+        vec!["dump", trace, "--from", "2s", "--to", "1s"],
+        vec!["select", trace, "-o", out, "--from", "5ms", "--to", "5ms"],
+    ] {
+        let got = run(&argv);
+        assert_eq!(got.status.code(), Some(1), "{argv:?}");
+        assert!(
+            text(&got.stderr).contains("is not before --to"),
+            "{argv:?}: {}",
+            text(&got.stderr)
+        );
+    }
+    assert!(!out_path.exists(), "select wrote nothing");
+}
+
 #[test]
 fn recover_salvages_an_unfinished_trace() {
     let (dir, path) = sample();
