@@ -685,7 +685,7 @@ impl Thread<'_> {
             .then(|| self.rename_paths(ev, row))
             .flatten();
         let removing = (Self::expected(ev) == 0)
-            .then(|| self.removes_a_cwd(ev, row, moved.as_ref()))
+            .then(|| self.removes_a_dir_in_use(ev, row, moved.as_ref()))
             .flatten();
         let outcome = match self.effect(ev, row) {
             Some(o) => o,
@@ -695,7 +695,7 @@ impl Thread<'_> {
             },
         };
         if let (Some((path, held)), Outcome::Executed(None)) = (removing, &outcome) {
-            crate::state::mark_removed_cwd(self.procs, &path, &held);
+            crate::state::mark_removed(self.procs, &path, &held);
         }
         if let (Some((src, dst, exchange)), Outcome::Executed(None)) = (moved, &outcome) {
             crate::state::follow_rename_everywhere(self.procs, &src, &dst, exchange);
@@ -789,18 +789,32 @@ impl Thread<'_> {
             .and_then(|c| c.data.as_deref())
     }
 
-    /// Where relative path argument `i`, named from the working
-    /// directory, leads if a replayed call removed that directory.
-    fn in_removed_cwd(&self, ev: &SyscallEvent, row: &Syscall, i: usize) -> Option<InRemoved> {
-        let from_cwd = !(i > 0 && row.params()[i - 1].kind == Kind::DirFd)
-            || ev.args[i - 1] as i32 == AT_FDCWD;
-        let path = Self::path_arg(ev, i).filter(|p| from_cwd && p.first() != Some(&b'/'))?;
-        lock(&self.proc.fs).in_removed_cwd(path)
+    /// Where relative path argument `i` leads if the directory it is
+    /// named from (the working directory, or its directory descriptor's)
+    /// was removed by a replayed call.
+    fn in_removed_dir(&self, ev: &SyscallEvent, row: &Syscall, i: usize) -> Option<InRemoved> {
+        let dirfd = (i > 0 && row.params()[i - 1].kind == Kind::DirFd)
+            .then(|| ev.args[i - 1] as i32)
+            .filter(|&d| d != AT_FDCWD);
+        let path = Self::path_arg(ev, i).filter(|p| p.first() != Some(&b'/'))?;
+        let Some(d) = dirfd else {
+            return lock(&self.proc.fs).in_removed_cwd(path);
+        };
+        match self.proc.entry(ev, d)? {
+            FdEntry {
+                target: Target::Real(dir),
+                path: name,
+                removed: true,
+                ..
+            } => crate::state::in_removed(dir, name, path),
+            _ => None,
+        }
     }
 
     /// The directory this call removes (`rmdir`, or a `rename` over it),
-    /// opened before it does, if it is some process's working directory.
-    fn removes_a_cwd(
+    /// opened before it does, if some process's working directory or
+    /// directory descriptor is it.
+    fn removes_a_dir_in_use(
         &self,
         ev: &SyscallEvent,
         row: &Syscall,
@@ -811,7 +825,7 @@ impl Thread<'_> {
             (Effect::Move, Some((_, dst, false))) => dst.clone(),
             _ => return None,
         };
-        if is_pseudo(&path) || !crate::state::is_some_cwd(self.procs, &path) {
+        if is_pseudo(&path) || !crate::state::is_in_use(self.procs, &path) {
             return None;
         }
         let dir = self
@@ -864,7 +878,7 @@ impl Thread<'_> {
             let from_root = &path[path.iter().take_while(|&&b| b == b'/').count()..];
             join_as_called(&lock(&self.proc.fs).root, from_root)
         } else {
-            match self.in_removed_cwd(ev, row, i) {
+            match self.in_removed_dir(ev, row, i) {
                 Some(InRemoved::Path(out) | InRemoved::Itself(_, out)) => out,
                 Some(InRemoved::Inside) => return Err(-i64::from(libc::ENOENT)),
                 _ => join_as_called(&self.resolve_base(ev, row, i)?, path),
@@ -1030,7 +1044,7 @@ impl Thread<'_> {
                         }
                         continue;
                     }
-                    if let Some(InRemoved::Itself(dir, _)) = self.in_removed_cwd(ev, row, i) {
+                    if let Some(InRemoved::Itself(dir, _)) = self.in_removed_dir(ev, row, i) {
                         let mut link = fd_path(dir.as_fd()).into_bytes();
                         if nofollow {
                             link.extend_from_slice(b"/.");
@@ -1781,7 +1795,7 @@ impl Thread<'_> {
             Effect::Chdir => {
                 if let Some(InRemoved::Itself(dir, name)) = row
                     .param_of(Kind::Path)
-                    .and_then(|i| self.in_removed_cwd(ev, row, i))
+                    .and_then(|i| self.in_removed_dir(ev, row, i))
                 {
                     // Into a removed directory (`cd .` or `cd ..` in a
                     // removed tree): it stays held.
@@ -2094,7 +2108,7 @@ impl Thread<'_> {
         } else {
             0
         };
-        let opened = if let Some(InRemoved::Itself(dir, _)) = self.in_removed_cwd(ev, row, path_arg)
+        let opened = if let Some(InRemoved::Itself(dir, _)) = self.in_removed_dir(ev, row, path_arg)
         {
             open_in(dir.as_fd(), c".", flags)
         } else if resolve == 0 {

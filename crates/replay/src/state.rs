@@ -74,6 +74,10 @@ pub(crate) struct FdEntry {
     /// The entry it replaced before that entry's close was replayed (see
     /// `exec::install`).
     pub displaced: Option<Box<FdEntry>>,
+    /// A directory a replayed call removed while this descriptor held it
+    /// ([`mark_removed`]): paths named from it resolve as from a removed
+    /// working directory ([`in_removed`]).
+    pub removed: bool,
 }
 
 /// Names a directory stream returned, in the trace and in replay; compared
@@ -220,6 +224,7 @@ impl FdEntry {
             _reader: None,
             opened_ns: 0,
             displaced: None,
+            removed: false,
         }
     }
 
@@ -282,6 +287,7 @@ impl FdEntry {
             _reader: None,
             opened_ns: 0,
             displaced: None,
+            removed: false,
         }
     }
 }
@@ -681,37 +687,46 @@ impl FsInfo {
     /// with its traced name, the working directory's lexical ancestor, and
     /// resolved inside the root as any path: a trace cannot climb out.
     pub fn in_removed_cwd(&self, rel: &[u8]) -> Option<InRemoved> {
-        let mut dir = self.removed_cwd.clone()?;
-        let mut name = self.cwd.clone();
-        let mut at = 0;
-        while at < rel.len() {
-            let end = rel[at..]
-                .iter()
-                .position(|&b| b == b'/')
-                .map_or(rel.len(), |i| at + i);
-            match &rel[at..end] {
-                b"" | b"." => {}
-                b".." => {
-                    name = lexical(&[&name[..], b"/.."].concat());
-                    match open_in(dir.as_fd(), c"..", libc::O_PATH | libc::O_DIRECTORY) {
-                        Ok(parent) if is_removed(&parent) => dir = Arc::new(parent),
-                        _ => {
-                            let rest = rel.get(end + 1..).unwrap_or_default();
-                            let rest = if rest.iter().all(|&b| b == b'/') {
-                                &b"."[..]
-                            } else {
-                                rest
-                            };
-                            return Some(InRemoved::Path(join_as_called(&name, rest)));
-                        }
+        in_removed(self.removed_cwd.clone()?, self.cwd.clone(), rel)
+    }
+}
+
+/// How relative path `rel` resolves from the removed directory `dir`
+/// (traced name `name`): see [`FsInfo::in_removed_cwd`]. Also for a
+/// directory descriptor whose directory was removed.
+pub(crate) fn in_removed(
+    mut dir: Arc<OwnedFd>,
+    mut name: Vec<u8>,
+    rel: &[u8],
+) -> Option<InRemoved> {
+    let mut at = 0;
+    while at < rel.len() {
+        let end = rel[at..]
+            .iter()
+            .position(|&b| b == b'/')
+            .map_or(rel.len(), |i| at + i);
+        match &rel[at..end] {
+            b"" | b"." => {}
+            b".." => {
+                name = lexical(&[&name[..], b"/.."].concat());
+                match open_in(dir.as_fd(), c"..", libc::O_PATH | libc::O_DIRECTORY) {
+                    Ok(parent) if is_removed(&parent) => dir = Arc::new(parent),
+                    _ => {
+                        let rest = rel.get(end + 1..).unwrap_or_default();
+                        let rest = if rest.iter().all(|&b| b == b'/') {
+                            &b"."[..]
+                        } else {
+                            rest
+                        };
+                        return Some(InRemoved::Path(join_as_called(&name, rest)));
                     }
                 }
-                _ => return Some(InRemoved::Inside),
             }
-            at = end + 1;
+            _ => return Some(InRemoved::Inside),
         }
-        (!rel.is_empty()).then_some(InRemoved::Itself(dir, name))
+        at = end + 1;
     }
+    (!rel.is_empty()).then_some(InRemoved::Itself(dir, name))
 }
 
 /// Whether directory `dir` was removed (no name links to it any more).
@@ -722,11 +737,12 @@ fn is_removed(dir: &OwnedFd) -> bool {
     r == 0 && st.st_nlink == 0
 }
 
-/// Marks, in every live process whose working directory is `removed`
-/// (traced, absolute), that a replayed call removed it: `held` is that
-/// directory, opened before the call, so the process goes on in it as
-/// it did when recorded ([`FsInfo::in_removed_cwd`]).
-pub(crate) fn mark_removed_cwd(
+/// Marks, in every live process, the working directory and the
+/// directory descriptors that are `removed` (traced, absolute), after a
+/// replayed call removed that directory: `held` is the directory, opened
+/// before the call (descriptors hold it themselves), so the process goes
+/// on in it as it did when recorded ([`in_removed`]).
+pub(crate) fn mark_removed(
     procs: &Mutex<HashMap<u32, WeakProc>>,
     removed: &[u8],
     held: &Arc<OwnedFd>,
@@ -734,21 +750,38 @@ pub(crate) fn mark_removed_cwd(
     let removed = lexical(removed);
     let live: Vec<Proc> = lock(procs).values().filter_map(WeakProc::upgrade).collect();
     for p in live {
-        let mut fs = lock(&p.fs);
-        if fs.removed_cwd.is_none() && lexical(&fs.cwd) == removed {
-            fs.removed_cwd = Some(held.clone());
+        {
+            let mut fs = lock(&p.fs);
+            if fs.removed_cwd.is_none() && lexical(&fs.cwd) == removed {
+                fs.removed_cwd = Some(held.clone());
+            }
+        }
+        for e in lock(&p.fds).values_mut() {
+            if matches!(e.target, Target::Real(_))
+                && !e.path.is_empty()
+                && lexical(&e.path) == removed
+            {
+                e.removed = true;
+            }
         }
     }
 }
 
-/// Whether some live process's working directory is `path` (traced,
-/// absolute), and not removed already.
-pub(crate) fn is_some_cwd(procs: &Mutex<HashMap<u32, WeakProc>>, path: &[u8]) -> bool {
+/// Whether some live process's working directory, or one of its
+/// directory descriptors, is `path` (traced, absolute) and not marked
+/// removed already: a call removing it must first open it.
+pub(crate) fn is_in_use(procs: &Mutex<HashMap<u32, WeakProc>>, path: &[u8]) -> bool {
     let path = lexical(path);
     let live: Vec<Proc> = lock(procs).values().filter_map(WeakProc::upgrade).collect();
     live.iter().any(|p| {
         let fs = lock(&p.fs);
         fs.removed_cwd.is_none() && lexical(&fs.cwd) == path
+            || lock(&p.fds).values().any(|e| {
+                !e.removed
+                    && matches!(e.target, Target::Real(_))
+                    && !e.path.is_empty()
+                    && lexical(&e.path) == path
+            })
     })
 }
 
