@@ -789,10 +789,10 @@ fn a_removed_working_directory_goes_on_as_recorded() {
 
 /// The same through directory descriptors: a program holding a directory
 /// open after it was removed lists it (empty), stats it, climbs out of it
-/// with `..` (two levels, both removed) and makes a file there, and
-/// cannot make one inside it even after a new directory of its name was
-/// made. Before, 19 mismatches and the file made through `..` missing,
-/// with "0 differ". Both back ends.
+/// with `..` (two levels, both removed) and makes a file there, cannot
+/// make one inside it even after a new directory of its name was made,
+/// and `fchdir`s into it. Before, 19 mismatches and the file made through
+/// `..` missing, with "0 differ". Both back ends.
 #[test]
 fn a_removed_directory_held_open_goes_on_as_recorded() {
     require("python3");
@@ -815,6 +815,8 @@ try:
     os.open('x', os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd)
 except FileNotFoundError:
     os.write(f, b'not in a removed directory\n')
+os.fchdir(fd)
+open('../fchdir', 'w').write(repr(os.listdir('.')))
 "#;
     for backend in ["ptrace", "ebpf"] {
         let _ = std::fs::remove_dir_all(&work);
@@ -835,6 +837,10 @@ except FileNotFoundError:
             out
         );
         assert!(!replayed.join("a/d/x").exists(), "{backend}");
+        assert_eq!(
+            std::fs::read_to_string(replayed.join("a/fchdir")).unwrap(),
+            "[]"
+        );
     }
 }
 

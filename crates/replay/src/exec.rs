@@ -800,13 +800,21 @@ impl Thread<'_> {
         let Some(d) = dirfd else {
             return lock(&self.proc.fs).in_removed_cwd(path);
         };
-        match self.proc.entry(ev, d)? {
+        let (dir, name) = self.removed_dir_fd(ev, d)?;
+        crate::state::in_removed(dir, name, path)
+    }
+
+    /// The directory traced descriptor `fd` holds and its traced name, if
+    /// a replayed call removed it (looked up without copying the entry:
+    /// every `*at` call asks).
+    fn removed_dir_fd(&self, ev: &SyscallEvent, fd: i32) -> Option<(Arc<OwnedFd>, Vec<u8>)> {
+        match live(&mut lock(&self.proc.fds), fd, ev)? {
             FdEntry {
                 target: Target::Real(dir),
-                path: name,
+                path,
                 removed: true,
                 ..
-            } => crate::state::in_removed(dir, name, path),
+            } => Some((dir.clone(), path.clone())),
             _ => None,
         }
     }
@@ -1799,6 +1807,16 @@ impl Thread<'_> {
                 {
                     // Into a removed directory (`cd .` or `cd ..` in a
                     // removed tree): it stays held.
+                    let mut fs = lock(&self.proc.fs);
+                    fs.cwd = name;
+                    fs.removed_cwd = Some(dir);
+                    return Some(Outcome::Executed(ok(0)));
+                }
+                if let Some((dir, name)) = row
+                    .param_of(Kind::Fd)
+                    .and_then(|i| self.removed_dir_fd(ev, arg(i) as i32))
+                {
+                    // `fchdir` to a removed directory held open.
                     let mut fs = lock(&self.proc.fs);
                     fs.cwd = name;
                     fs.removed_cwd = Some(dir);
