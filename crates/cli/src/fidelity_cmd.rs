@@ -5,18 +5,18 @@
 //! replay issued them — as tables, or as JSON for programs, and as a
 //! picture (`--svg`).
 
-use std::fs::OpenOptions;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{Context, Result};
 use reanimator_analysis::{
     fidelity, CallFidelity, Concurrency, FidelityReport, PrecisionFrom, ReplayReport,
 };
 
 use crate::fidelity_svg::write_svg;
 use crate::progress::Progress;
+use crate::svg;
 
 /// Each REPLAY is a timings trace that `reanimator replay ORIGINAL
 /// --timings FILE` wrote: the calls that replay executed, with its own
@@ -57,7 +57,8 @@ pub struct FidelityArgs {
 /// Reads the original once per replay and prints the report.
 pub fn run(args: &FidelityArgs) -> Result<ExitCode> {
     if let Some(svg) = &args.svg {
-        check_output(svg, args)?;
+        let inputs = std::iter::once(&args.original).chain(&args.replays);
+        svg::refuse(svg, args.force, inputs.map(PathBuf::as_path))?;
     }
     let bar = Progress::bytes("comparing");
     let report = fidelity(&args.original, &args.replays, &mut |d, t| bar.update(d, t));
@@ -84,7 +85,7 @@ pub fn run(args: &FidelityArgs) -> Result<ExitCode> {
     // The picture first: a closed pipe on stdout (`| head`) must not
     // lose it.
     if let Some(svg) = &args.svg {
-        create_svg(svg, args.force, &report)?;
+        svg::save(svg, args.force, |out| write_svg(out, &report))?;
         eprintln!(
             "reanimator: {}: the fidelity report as a picture",
             svg.display()
@@ -100,68 +101,6 @@ pub fn run(args: &FidelityArgs) -> Result<ExitCode> {
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Refuses `path` before the traces are read when it cannot be written:
-/// an existing file without `--force`, or one of the traces.
-fn check_output(path: &Path, args: &FidelityArgs) -> Result<()> {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return Ok(());
-    };
-    let inputs = std::iter::once(&args.original).chain(&args.replays);
-    for input in inputs {
-        if reanimator_trace::same_file(path, input) {
-            bail!(
-                "{}: the picture must not overwrite a trace it is drawn from",
-                path.display()
-            );
-        }
-    }
-    if !args.force && meta.is_file() {
-        return Err(exists(path));
-    }
-    Ok(())
-}
-
-/// The error for an output that exists, worded as the other commands'.
-fn exists(path: &Path) -> anyhow::Error {
-    anyhow!(
-        "{}: already exists (use --force to overwrite)",
-        path.display()
-    )
-}
-
-/// Writes the picture to `path` as the other commands write their
-/// outputs: an existing file is refused unless `force`; something that
-/// is not a regular file (`/dev/stdout`, a FIFO) is written to as it is,
-/// never truncated or removed; a partial file is removed on failure.
-fn create_svg(path: &Path, force: bool, report: &FidelityReport) -> Result<()> {
-    let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
-    let mut options = OpenOptions::new();
-    options.write(true);
-    if special {
-        // As it is.
-    } else if force {
-        options.create(true).truncate(true);
-    } else {
-        options.create_new(true);
-    }
-    let file = options.open(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::AlreadyExists {
-            exists(path)
-        } else {
-            anyhow::Error::new(e).context(format!("cannot create {}", path.display()))
-        }
-    })?;
-    let mut out = BufWriter::new(file);
-    let written = write_svg(&mut out, report).and_then(|()| out.flush());
-    if let Err(e) = written {
-        if !special {
-            let _ = std::fs::remove_file(path);
-        }
-        return Err(anyhow::Error::new(e).context(format!("cannot write {}", path.display())));
-    }
-    Ok(())
 }
 
 /// `850ns`, `1.2µs`, `35.0ms`, `2.50s`.

@@ -3,18 +3,19 @@
 //! would rather look than read: response-time distributions of the
 //! busiest calls, concurrency levels side by side, and the issue-time
 //! error. The analysis crate computes; this module only draws, writing
-//! the SVG text by hand.
+//! the SVG text by hand with the primitives of [`crate::svg`], which the
+//! `stats` picture shares.
 
 use std::io::{self, Write};
 
 use reanimator_analysis::{CallFidelity, Concurrency, FidelityReport, ReplayReport};
 
 use crate::fidelity_cmd::{bias, span};
+use crate::svg::{
+    decade_label, document, esc, line, px, rect, section, short_path, text, text_width, titled,
+    LogAxis, GREY, GRID, MARGIN, WIDTH,
+};
 
-/// Width of the picture in px: readable on a laptop screen as it is.
-const WIDTH: f64 = 1120.0;
-/// Left and right margin.
-const MARGIN: f64 = 30.0;
 /// Calls drawn as response-time panels, the most original time first.
 const PANELS: usize = 4;
 /// Height of one response-time panel.
@@ -23,9 +24,6 @@ const PANEL_HEIGHT: f64 = 260.0;
 const PANEL_GAP: f64 = 40.0;
 /// Height of the concurrency chart's plot area.
 const BARS_HEIGHT: f64 = 220.0;
-/// Paths longer than this are shortened in the middle (whole in a
-/// tooltip), so a deep path does not run off the picture.
-const PATH_CHARS: usize = 90;
 /// The original's colour: the reference, drawn darkest.
 const ORIGINAL: &str = "#222222";
 /// The original over all its calls, in the concurrency chart.
@@ -35,10 +33,6 @@ const ORIGINAL_ALL: &str = "#999999";
 const PALETTE: [&str; 6] = [
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
 ];
-/// Muted text: axes, notes.
-const GREY: &str = "#555555";
-/// Grid lines.
-const GRID: &str = "#dddddd";
 
 /// Writes the picture of `r` to `out`: any writer, so the command
 /// streams it to its file and tests keep it in memory.
@@ -50,78 +44,8 @@ pub fn write_svg(out: &mut impl Write, r: &FidelityReport) -> io::Result<()> {
     y = concurrency(&mut body, r, y + 14.0)?;
     y = issue_error(&mut body, r, y + 14.0)?;
     let height = (y + 24.0).ceil();
-    writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
-    writeln!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{height}" viewBox="0 0 {w} {height}" font-family="DejaVu Sans, Verdana, Arial, sans-serif" font-size="13">"#,
-        w = WIDTH
-    )?;
-    writeln!(
-        out,
-        "<title>reanimator fidelity: {}</title>",
-        esc(&r.original.path)
-    )?;
-    writeln!(
-        out,
-        r#"<rect x="0" y="0" width="{WIDTH}" height="{height}" fill="white"/>"#
-    )?;
-    out.write_all(&body)?;
-    writeln!(out, "</svg>")
-}
-
-/// `s` as XML character data or attribute value: markup characters
-/// escaped, and characters XML 1.0 cannot hold at all (control
-/// characters a file name may contain) replaced by U+FFFD.
-fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if c < ' ' || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// A coordinate, never `NaN` or infinite in the file.
-fn px(v: f64) -> String {
-    let v = if v.is_finite() { v } else { 0.0 };
-    format!("{v:.1}")
-}
-
-/// Writes `content` at (`x`, `y`) with extra attributes `attrs` (already
-/// valid XML).
-fn text(out: &mut impl Write, x: f64, y: f64, attrs: &str, content: &str) -> io::Result<()> {
-    writeln!(
-        out,
-        r#"<text x="{}" y="{}"{attrs}>{}</text>"#,
-        px(x),
-        px(y),
-        esc(content)
-    )
-}
-
-/// A one-pixel line: grid, axis or tick.
-fn line(
-    out: &mut impl Write,
-    (x1, y1): (f64, f64),
-    (x2, y2): (f64, f64),
-    stroke: &str,
-) -> io::Result<()> {
-    writeln!(
-        out,
-        r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{stroke}"/>"#,
-        px(x1),
-        px(y1),
-        px(x2),
-        px(y2)
-    )
+    let title = format!("reanimator fidelity: {}", r.original.path);
+    document(out, height, &title, &body)
 }
 
 /// A legend swatch: a short line in the series' colour and dash.
@@ -144,24 +68,6 @@ fn replay_style(i: usize) -> (&'static str, &'static str) {
         ""
     };
     (PALETTE[i % PALETTE.len()], dash)
-}
-
-/// `path`, shortened in the middle past [`PATH_CHARS`].
-fn short_path(path: &str) -> String {
-    let n = path.chars().count();
-    if n <= PATH_CHARS {
-        return path.to_string();
-    }
-    let keep = PATH_CHARS - 1;
-    let head: String = path.chars().take(keep / 3).collect();
-    let tail: String = path.chars().skip(n - (keep - keep / 3)).collect();
-    format!("{head}…{tail}")
-}
-
-/// A rough width of `s` in px at font size `size`, for laying legends
-/// out (no font metrics in a hand-written SVG).
-fn text_width(s: &str, size: f64) -> f64 {
-    s.chars().count() as f64 * size * 0.6
 }
 
 /// How replay `p` ran: `timing afap, order overlap`.
@@ -241,85 +147,6 @@ fn trace_line(
     };
     writeln!(out, "</g>")?;
     Ok(y)
-}
-
-/// A bold `title` of font size `size` at (`x`, `y`), followed by a
-/// `note` in grey (one text element, so the note starts where the
-/// renderer ends the title).
-fn titled(
-    out: &mut impl Write,
-    x: f64,
-    y: f64,
-    size: u32,
-    title: &str,
-    note: &str,
-) -> io::Result<()> {
-    writeln!(
-        out,
-        r#"<text x="{}" y="{}"><tspan font-size="{size}" font-weight="bold">{}</tspan><tspan dx="10" font-size="12" fill="{GREY}">{}</tspan></text>"#,
-        px(x),
-        px(y),
-        esc(title),
-        esc(note)
-    )
-}
-
-/// A section title at `y`, with a note after it; returns the y below.
-fn section(out: &mut impl Write, y: f64, title: &str, note: &str) -> io::Result<f64> {
-    line(out, (MARGIN, y), (WIDTH - MARGIN, y), GRID)?;
-    titled(out, MARGIN, y + 22.0, 16, title, note)?;
-    Ok(y + 30.0)
-}
-
-/// A logarithmic axis over whole decades of ns: `10^lo` to `10^hi`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct LogAxis {
-    lo: u32,
-    hi: u32,
-}
-
-impl LogAxis {
-    /// The decades holding every value above 0; `None` without any.
-    fn over(values: impl Iterator<Item = u64>) -> Option<LogAxis> {
-        let (mut min, mut max) = (u64::MAX, 0u64);
-        for v in values.filter(|&v| v > 0) {
-            min = min.min(v);
-            max = max.max(v);
-        }
-        if max == 0 {
-            return None;
-        }
-        let lo = min.ilog10();
-        let hi = if 10u64.checked_pow(max.ilog10()) == Some(max) {
-            max.ilog10()
-        } else {
-            max.ilog10() + 1
-        };
-        Some(LogAxis {
-            lo,
-            hi: hi.max(lo + 1),
-        })
-    }
-
-    /// Where `ns` lies between the ends, 0 to 1 (0 at or below `10^lo`).
-    fn frac(&self, ns: u64) -> f64 {
-        let floor = 10f64.powi(self.lo as i32);
-        ((ns as f64).max(floor).log10() - f64::from(self.lo)) / f64::from(self.hi - self.lo)
-    }
-}
-
-/// `1 ns`, `10 µs`, `100 ms`, `1 s`, `1000 s`: the label of `10^e` ns.
-fn decade_label(e: u32) -> String {
-    let (unit, shift) = match e {
-        0..=2 => ("ns", 0),
-        3..=5 => ("µs", 3),
-        6..=8 => ("ms", 6),
-        _ => ("s", 9),
-    };
-    match 10u128.checked_pow(e - shift) {
-        Some(v) => format!("{v} {unit}"),
-        None => format!("1e{e} ns"),
-    }
 }
 
 /// Up to [`PANELS`] CDF panels, two a row; returns the y below them.
@@ -622,14 +449,7 @@ fn bar_rect(out: &mut impl Write, s: &Bars, x: f64, y: f64, w: f64, h: f64) -> i
     } else {
         format!(r#"fill="{}""#, s.colour)
     };
-    writeln!(
-        out,
-        r#"<rect x="{}" y="{}" width="{}" height="{}" {fill}/>"#,
-        px(x),
-        px(y),
-        px(w),
-        px(h.max(0.0))
-    )
+    rect(out, x, y, w, h, &fill)
 }
 
 /// A signed time in µs with a unit that keeps it short: `-7.62 ms`.
@@ -713,45 +533,15 @@ fn issue_error(out: &mut impl Write, r: &FidelityReport, y: f64) -> io::Result<f
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::svg::check_well_formed;
     use reanimator_analysis::{
         fidelity, IssueError, Latency, Level, OriginalReport, Quantiles, ReplayLatency,
     };
 
     #[test]
-    fn text_is_escaped_for_xml() {
-        assert_eq!(
-            esc(r#"a&b<c>"d"'e'"#),
-            "a&amp;b&lt;c&gt;&quot;d&quot;&apos;e&apos;"
-        );
-        assert_eq!(esc("x\u{1}y\tz µs"), "x\u{FFFD}y\tz µs");
-    }
-
-    #[test]
-    fn the_log_axis_covers_whole_decades() {
-        let axis = LogAxis::over([0, 850, 1_000, 42_000].into_iter()).unwrap();
-        assert_eq!(axis, LogAxis { lo: 2, hi: 5 });
-        assert_eq!(axis.frac(0), 0.0);
-        assert!((axis.frac(10_000) - 2.0 / 3.0).abs() < 1e-12);
-        let one = LogAxis::over([1_000, 1_000].into_iter()).unwrap();
-        assert_eq!(one, LogAxis { lo: 3, hi: 4 });
-        assert_eq!(LogAxis::over([0, 0].into_iter()), None);
-        assert!(LogAxis::over([u64::MAX].into_iter()).is_some());
-        let labels: Vec<String> = [0, 2, 3, 4, 6, 9, 12].map(decade_label).to_vec();
-        assert_eq!(
-            labels,
-            ["1 ns", "100 ns", "1 µs", "10 µs", "1 ms", "1 s", "1000 s"]
-        );
+    fn issue_times_keep_a_short_unit() {
         assert_eq!(micros(-7621.6), "-7.62 ms");
         assert_eq!(micros(12.34), "12.3 µs");
-    }
-
-    #[test]
-    fn long_paths_are_shortened_in_the_middle() {
-        let long = format!("/{}/trace.rtr", "d".repeat(200));
-        let s = short_path(&long);
-        assert_eq!(s.chars().count(), PATH_CHARS);
-        assert!(s.starts_with("/ddd") && s.ends_with("d/trace.rtr") && s.contains('…'));
-        assert_eq!(short_path("t.rtr"), "t.rtr");
     }
 
     fn concurrency(shares: [f64; 6]) -> Concurrency {
@@ -853,44 +643,6 @@ mod tests {
             ],
             all: call("all calls", vec![1_000]),
         }
-    }
-
-    /// The SVG is well-formed as far as a hand check can tell: tags
-    /// balanced, attribute values quoted, no raw `&` or `<` in text.
-    fn check_well_formed(svg: &str) {
-        let mut open: Vec<&str> = Vec::new();
-        let mut rest = svg;
-        assert!(rest.starts_with("<?xml"), "{svg}");
-        rest = &rest[rest.find("?>").unwrap() + 2..];
-        while let Some(start) = rest.find('<') {
-            let text = &rest[..start];
-            for (i, _) in text.match_indices('&') {
-                let entity = &text[i..];
-                assert!(
-                    ["&amp;", "&lt;", "&gt;", "&quot;", "&apos;"]
-                        .iter()
-                        .any(|e| entity.starts_with(e)),
-                    "raw & in {text:?}"
-                );
-            }
-            rest = &rest[start + 1..];
-            let end = rest.find('>').unwrap();
-            let tag = &rest[..end];
-            assert!(!tag.contains('<'), "< inside a tag: {tag:?}");
-            assert_eq!(
-                tag.matches('"').count() % 2,
-                0,
-                "unbalanced quotes: {tag:?}"
-            );
-            if let Some(name) = tag.strip_prefix('/') {
-                assert_eq!(open.pop(), Some(name), "closing {name}");
-            } else if !tag.ends_with('/') {
-                open.push(tag.split_whitespace().next().unwrap());
-            }
-            rest = &rest[end + 1..];
-        }
-        assert!(open.is_empty(), "unclosed {open:?}");
-        assert_eq!(rest.trim(), "");
     }
 
     #[test]

@@ -13,6 +13,8 @@ mod recover_cmd;
 mod replay_cmd;
 mod select_cmd;
 mod stats_cmd;
+mod stats_svg;
+mod svg;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -1,6 +1,7 @@
 //! `reanimator stats`: what a trace says at a glance — calls, errors,
 //! bytes, latency quantiles and transfer-size histograms per call,
-//! process, thread or path — as a table, or as JSON for programs.
+//! process, thread or path — as a table, or as JSON for programs, and
+//! as a picture (`--svg`).
 
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -11,6 +12,8 @@ use reanimator_analysis::{stats, GroupBy, GroupReport, Report, SizeReport};
 
 use crate::progress::Progress;
 use crate::select_cmd::FilterArgs;
+use crate::stats_svg::write_svg;
+use crate::svg;
 
 /// How `stats` groups calls.
 #[derive(clap::ValueEnum, Debug, Clone, Copy)]
@@ -40,12 +43,23 @@ pub struct StatsArgs {
     /// Show the size histograms of at most this many groups (text only).
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub histograms: usize,
+    /// Also draw the report as an SVG picture in FILE: calls, errors and
+    /// bytes of the busiest groups, their latency quantiles on a log time
+    /// axis, and their transfer-size histograms.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Overwrite the --svg FILE if it exists.
+    #[arg(long, requires = "svg")]
+    pub force: bool,
     #[command(flatten)]
     pub filter: FilterArgs,
 }
 
-/// Reads the trace once and prints the report.
+/// Reads the trace once and prints the report (and draws it).
 pub fn run(args: &StatsArgs) -> Result<ExitCode> {
+    if let Some(svg) = &args.svg {
+        svg::refuse(svg, args.force, [args.trace.as_path()])?;
+    }
     let by = match args.by {
         By::Call => GroupBy::Call,
         By::Process => GroupBy::Process,
@@ -63,6 +77,15 @@ pub fn run(args: &StatsArgs) -> Result<ExitCode> {
     );
     bar.finish();
     let report = report?;
+    // The picture first: a closed pipe on stdout (`| head`) must not
+    // lose it.
+    if let Some(path) = &args.svg {
+        svg::save(path, args.force, |out| write_svg(out, &args.trace, &report))?;
+        eprintln!(
+            "reanimator: {}: the statistics as a picture",
+            path.display()
+        );
+    }
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     if args.json {
@@ -76,7 +99,7 @@ pub fn run(args: &StatsArgs) -> Result<ExitCode> {
 }
 
 /// `1.2µs`, `35ms`, `2.50s`.
-fn ns(v: Option<u64>) -> String {
+pub(crate) fn ns(v: Option<u64>) -> String {
     let Some(v) = v else { return "-".into() };
     let f = v as f64;
     match v {
@@ -88,7 +111,7 @@ fn ns(v: Option<u64>) -> String {
 }
 
 /// `138 B`, `16.0 KiB`, `1.2 GiB`.
-fn bytes(v: u64) -> String {
+pub(crate) fn bytes(v: u64) -> String {
     const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
     if v < 1024 {
         return format!("{v} B");
@@ -103,13 +126,49 @@ fn bytes(v: u64) -> String {
 }
 
 /// Shortens long keys (paths) from the left, keeping the file name.
-fn clip(key: &str, width: usize) -> String {
+pub(crate) fn clip(key: &str, width: usize) -> String {
     let n = key.chars().count();
     if n <= width {
         return key.to_string();
     }
     let tail: String = key.chars().skip(n - (width - 1)).collect();
     format!("…{tail}")
+}
+
+/// The second line of the report, text and picture alike: bytes both
+/// ways and the latency quantiles of `t` (the totals).
+pub(crate) fn totals_line(t: &GroupReport) -> String {
+    let l = &t.latency_ns;
+    format!(
+        "read {}, written {}; latency p50 {} p90 {} p99 {} p99.9 {} max {}",
+        bytes(t.bytes_read),
+        bytes(t.bytes_written),
+        ns(l.p50),
+        ns(l.p90),
+        ns(l.p99),
+        ns(l.p99_9),
+        ns(l.max)
+    )
+}
+
+/// What a group is, as the table's heading says: `call`, `process`,
+/// `thread` or `path`.
+pub(crate) fn heading(by: GroupBy) -> &'static str {
+    match by {
+        GroupBy::Call => "call",
+        GroupBy::Process => "process",
+        GroupBy::Thread => "thread",
+        GroupBy::Path => "path",
+    }
+}
+
+/// A group's name: its key, with the program a process or thread ran
+/// (`1234 dash`).
+pub(crate) fn label(g: &GroupReport) -> String {
+    match &g.exe {
+        Some(exe) => format!("{} {exe}", g.key),
+        None => g.key.clone(),
+    }
 }
 
 fn print_text(
@@ -130,29 +189,9 @@ fn print_text(
         r.processes,
         r.threads
     )?;
-    let l = &t.latency_ns;
-    writeln!(
-        out,
-        "read {}, written {}; latency p50 {} p90 {} p99 {} p99.9 {} max {}",
-        bytes(t.bytes_read),
-        bytes(t.bytes_written),
-        ns(l.p50),
-        ns(l.p90),
-        ns(l.p99),
-        ns(l.p99_9),
-        ns(l.max)
-    )?;
+    writeln!(out, "{}", totals_line(t))?;
     writeln!(out)?;
-    let heading = match r.by {
-        GroupBy::Call => "call",
-        GroupBy::Process => "process",
-        GroupBy::Thread => "thread",
-        GroupBy::Path => "path",
-    };
-    let label = |g: &GroupReport| match &g.exe {
-        Some(exe) => format!("{} {exe}", g.key),
-        None => g.key.clone(),
-    };
+    let heading = heading(r.by);
     let width = r
         .groups
         .iter()

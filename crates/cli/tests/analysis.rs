@@ -200,6 +200,85 @@ fn stats_agree_with_an_independent_count_over_dump_json() {
     );
 }
 
+/// `stats --svg` draws the report of a real trace as one SVG file,
+/// stdout unchanged, and keeps an existing file unless told otherwise.
+#[test]
+fn stats_draws_the_report_as_svg() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = small_trace(tmp.path());
+    let t = trace.to_str().unwrap();
+    let svg = tmp.path().join("stats.svg");
+    let s = svg.to_str().unwrap();
+    let plain = ok(&["stats", t]);
+    let o = run(&["stats", t, "--svg", s]);
+    assert!(o.status.success(), "{}", show(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        plain,
+        "stdout as without --svg"
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("stats.svg: the statistics as a picture"),
+        "{}",
+        show(&o)
+    );
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    let body = picture
+        .strip_prefix(r#"<?xml version="1.0" encoding="UTF-8"?>"#)
+        .expect("an XML declaration first")
+        .trim_start();
+    assert!(body.starts_with("<svg"), "{picture}");
+    assert!(picture.trim_end().ends_with("</svg>"), "{picture}");
+    assert_eq!(picture.matches("<svg").count(), 1);
+    assert!(!picture.contains("NaN") && !picture.contains("inf"));
+    assert!(!picture.contains("<script"), "no scripts");
+    // The busiest call has the first row; dd's 138-byte writes are
+    // marked as the most common size.
+    let stats: Value = serde_json::from_str(&ok(&["stats", "--json", t])).unwrap();
+    let busiest = stats["groups"][0]["key"].as_str().unwrap();
+    assert!(picture.contains(&format!(">{busiest}<")), "{busiest}");
+    assert!(picture.contains("most common 138 B: ×300"), "{picture}");
+    for part in ["Calls and bytes", "Latency", "Transfer sizes", "small.rtr"] {
+        assert!(picture.contains(part), "{part} missing");
+    }
+
+    // An existing file is kept without --force: exit 1, one line.
+    let o = run(&["stats", t, "--svg", s]);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("stats.svg: already exists") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(o.stdout.is_empty(), "refused before the report");
+    assert_eq!(std::fs::read_to_string(&svg).unwrap(), picture);
+
+    // --force replaces it, with --json on stdout as without --svg.
+    std::fs::write(&svg, "old").unwrap();
+    let o = run(&["stats", t, "--json", "--svg", s, "--force"]);
+    assert!(o.status.success(), "{}", show(&o));
+    serde_json::from_slice::<Value>(&o.stdout).expect("one JSON object");
+    assert_eq!(std::fs::read_to_string(&svg).unwrap(), picture);
+    let names: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().contains("stats.svg"))
+        .collect();
+    assert_eq!(names, ["stats.svg"], "no temporary file left");
+
+    // Never over the trace itself, even with --force.
+    let before = std::fs::read(&trace).unwrap();
+    let o = run(&["stats", t, "--svg", t, "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("must not overwrite a trace"),
+        "{}",
+        show(&o)
+    );
+    assert_eq!(std::fs::read(&trace).unwrap(), before);
+}
+
 /// Selections hold exactly what dump shows with the same filter.
 #[test]
 fn select_output_dumps_like_the_filtered_original() {
@@ -443,6 +522,7 @@ fn every_command_rejects_corrupt_traces_cleanly() {
         vec!["dump", "--json", "--path", "*.bin"],
         vec!["stats"],
         vec!["stats", "--json", "--by", "path"],
+        vec!["stats", "--svg", o],
         vec!["select", "-o", o],
         vec!["select", "-o", o, "--call", "write"],
         vec!["export", "-o", o],
@@ -465,6 +545,9 @@ fn every_command_rejects_corrupt_traces_cleanly() {
             );
             if cmd[0] == "select" {
                 assert!(!out.exists(), "{name} {cmd:?}: partial selection left");
+            }
+            if cmd[0] == "stats" {
+                assert!(!out.exists(), "{name} {cmd:?}: picture of nothing left");
             }
             if cmd[0] == "export" {
                 assert!(!out.exists(), "{name} {cmd:?}: partial export left");
