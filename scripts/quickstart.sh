@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 cargo build --release --quiet -p reanimator-cli
 bin=$PWD/target/release
+picture=$PWD/target/quickstart-stats.svg
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -26,6 +27,9 @@ ls -l sqlite.rtr
 echo "== reanimator dump: the calls that touched app.db (first 8)"
 "$bin/reanimator" dump -s 48 sqlite.rtr > sqlite.txt
 grep -E '^#[0-9]+ .* [a-z0-9_]+\(.*app\.db' sqlite.txt | grep -v execve | head -n 8 || true
+echo "== reanimator stats: the calls about app.db, and a picture of them"
+"$bin/reanimator" stats sqlite.rtr --path 'app.db*' --histograms 2 \
+    --svg "$picture" --force
 echo "== reanimator replay into an empty directory: every call executed or"
 echo "   emulated, results and data verified, final files compared"
 mkdir replay-root
