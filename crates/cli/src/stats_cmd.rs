@@ -125,6 +125,22 @@ pub(crate) fn bytes(v: u64) -> String {
     format!("{f:.1} {}", UNITS[unit])
 }
 
+/// An exact size, never rounded (2083 bytes are not "2.0 KiB", which
+/// 2048 bytes also are): `439 B`, `2083 B`, and whole KiB or MiB for
+/// the sizes programs choose as such (`16 KiB`).
+pub(crate) fn exact_size(v: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if v < 1024 || !v.is_multiple_of(1024) {
+        return format!("{v} B");
+    }
+    let (mut v, mut unit) = (v / 1024, 0);
+    while v.is_multiple_of(1024) && unit < UNITS.len() - 1 {
+        v /= 1024;
+        unit += 1;
+    }
+    format!("{v} {}", UNITS[unit])
+}
+
 /// Shortens long keys (paths) from the left, keeping the file name.
 pub(crate) fn clip(key: &str, width: usize) -> String {
     let n = key.chars().count();
@@ -260,7 +276,7 @@ fn print_sizes(out: &mut impl Write, key: &str, dir: &str, s: &SizeReport) -> st
         .map(|(size, sure, approx)| {
             format!(
                 "{} ×{}{sure} ({}{:.1}%)",
-                bytes(size),
+                exact_size(size),
                 if approx { "≥" } else { "" },
                 if approx { "≥" } else { "" },
                 sure as f64 * 100.0 / n

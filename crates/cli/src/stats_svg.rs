@@ -13,7 +13,7 @@ use std::path::Path;
 use reanimator_analysis::histogram::Summary;
 use reanimator_analysis::{GroupReport, Report, SizeReport};
 
-use crate::stats_cmd::{bytes, clip, heading, label, ns, totals_line};
+use crate::stats_cmd::{bytes, clip, exact_size, heading, label, ns, totals_line};
 use crate::svg::{
     decade_label, document, esc, line, px, rect, section, short_path, text, text_width, titled,
     LogAxis, GREY, GRID, MARGIN, WIDTH,
@@ -128,22 +128,6 @@ fn time(v: Option<u64>) -> String {
         Some(v) if v >= 1_000_000_000_000 => format!("{:.1e}s", v as f64 / 1e9),
         v => ns(v),
     }
-}
-
-/// An exact size, never rounded (2083 bytes are not "2.0 KiB", which
-/// 2048 bytes also are): `439 B`, `2083 B`, and whole KiB or MiB for
-/// the sizes programs choose as such (`16 KiB`).
-fn exact_size(v: u64) -> String {
-    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    if v < 1024 || !v.is_multiple_of(1024) {
-        return format!("{v} B");
-    }
-    let (mut v, mut unit) = (v / 1024, 0);
-    while v.is_multiple_of(1024) && unit < UNITS.len() - 1 {
-        v /= 1024;
-        unit += 1;
-    }
-    format!("{v} {}", UNITS[unit])
 }
 
 /// A power-of-two size as a bin edge label: `512`, `4K`, `16M`, `16E`.
