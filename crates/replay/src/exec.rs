@@ -828,8 +828,16 @@ impl Thread<'_> {
         row: &Syscall,
         moved: Option<&(Vec<u8>, Vec<u8>, bool)>,
     ) -> Option<(Vec<u8>, Arc<OwnedFd>)> {
+        // Only `rmdir` and `unlinkat(AT_REMOVEDIR)` remove a directory:
+        // `unlink`s, by far the most, skip the scan below.
+        let removes_dir = row.name == "rmdir"
+            || row
+                .param_of(Kind::Flags(FlagSet::At))
+                .is_some_and(|i| ev.args[i] & libc::AT_REMOVEDIR as u64 != 0);
         let path = match (row.effect, moved) {
-            (Effect::Remove, _) => self.full_path(ev, row, row.param_of(Kind::Path)?).ok()?,
+            (Effect::Remove, _) if removes_dir => {
+                self.full_path(ev, row, row.param_of(Kind::Path)?).ok()?
+            }
             (Effect::Move, Some((_, dst, false))) => dst.clone(),
             _ => return None,
         };

@@ -752,18 +752,26 @@ pub(crate) fn mark_removed(
     for p in live {
         {
             let mut fs = lock(&p.fs);
-            if fs.removed_cwd.is_none() && lexical(&fs.cwd) == removed {
+            if fs.removed_cwd.is_none() && names(&fs.cwd, &removed) {
                 fs.removed_cwd = Some(held.clone());
             }
         }
         for e in lock(&p.fds).values_mut() {
-            if matches!(e.target, Target::Real(_))
-                && !e.path.is_empty()
-                && lexical(&e.path) == removed
-            {
+            if matches!(e.target, Target::Real(_)) && names(&e.path, &removed) {
                 e.removed = true;
             }
         }
+    }
+}
+
+/// Whether `path` (a traced absolute name, as [`join`] makes them: no `.`
+/// components) names `lexical_dir`, comparing without allocating unless
+/// `path` holds a `..`: every descriptor is asked on each removal.
+fn names(path: &[u8], lexical_dir: &[u8]) -> bool {
+    if path.windows(3).any(|w| w == b"/..") {
+        lexical(path) == lexical_dir
+    } else {
+        path == lexical_dir
     }
 }
 
@@ -775,13 +783,10 @@ pub(crate) fn is_in_use(procs: &Mutex<HashMap<u32, WeakProc>>, path: &[u8]) -> b
     let live: Vec<Proc> = lock(procs).values().filter_map(WeakProc::upgrade).collect();
     live.iter().any(|p| {
         let fs = lock(&p.fs);
-        fs.removed_cwd.is_none() && lexical(&fs.cwd) == path
-            || lock(&p.fds).values().any(|e| {
-                !e.removed
-                    && matches!(e.target, Target::Real(_))
-                    && !e.path.is_empty()
-                    && lexical(&e.path) == path
-            })
+        fs.removed_cwd.is_none() && names(&fs.cwd, &path)
+            || lock(&p.fds)
+                .values()
+                .any(|e| !e.removed && matches!(e.target, Target::Real(_)) && names(&e.path, &path))
     })
 }
 
