@@ -782,11 +782,14 @@ pub(crate) fn is_in_use(procs: &Mutex<HashMap<u32, WeakProc>>, path: &[u8]) -> b
     let path = lexical(path);
     let live: Vec<Proc> = lock(procs).values().filter_map(WeakProc::upgrade).collect();
     live.iter().any(|p| {
-        let fs = lock(&p.fs);
-        fs.removed_cwd.is_none() && names(&fs.cwd, &path)
-            || lock(&p.fds)
-                .values()
-                .any(|e| !e.removed && matches!(e.target, Target::Real(_)) && names(&e.path, &path))
+        // One lock at a time: a thread holding one may wait for the other.
+        let cwd = {
+            let fs = lock(&p.fs);
+            fs.removed_cwd.is_none() && names(&fs.cwd, &path)
+        };
+        cwd || lock(&p.fds)
+            .values()
+            .any(|e| !e.removed && matches!(e.target, Target::Real(_)) && names(&e.path, &path))
     })
 }
 
