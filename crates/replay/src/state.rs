@@ -954,8 +954,13 @@ pub(crate) fn stat_of(fd: &OwnedFd) -> Option<libc::stat> {
 
 #[cfg(test)]
 mod tests {
-    use super::{lock, Creds, FdEntry, Ids, Mapping, Proc, Snapshots, Which};
+    use super::{
+        in_removed, is_removed, lock, names, Creds, FdEntry, Ids, InRemoved, Mapping, Proc,
+        Snapshots, Which,
+    };
     use reanimator_trace::SyscallEvent;
+    use std::os::fd::OwnedFd;
+    use std::sync::Arc;
 
     /// A rename moves the names under its source, compared lexically, and
     /// an exchange moves those under its destination back; other names and
@@ -1132,5 +1137,62 @@ mod tests {
         assert_eq!(c.uid[3], 7);
         c.set(Ids::Group(Which::FileSystem), &[KEEP]);
         assert_eq!(c.gid, [7; 4], "-1 only asks");
+    }
+
+    /// A path from a removed directory: `.` is it, names inside are
+    /// nothing, `..` climbs removed parents by descriptor and stops at the
+    /// first that exists, going on by name from there.
+    #[test]
+    fn paths_from_a_removed_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("w/e/f")).unwrap();
+        let open = |p: &str| {
+            Arc::new(OwnedFd::from(
+                std::fs::File::open(tmp.path().join(p)).unwrap(),
+            ))
+        };
+        let f = open("w/e/f");
+        std::fs::remove_dir(tmp.path().join("w/e/f")).unwrap();
+        std::fs::remove_dir(tmp.path().join("w/e")).unwrap();
+        let name = b"/w/e/f".to_vec();
+        let walk = |rel: &[u8]| in_removed(f.clone(), name.clone(), rel);
+        assert!(matches!(walk(b"x"), Some(InRemoved::Inside)));
+        assert!(matches!(walk(b"./x/.."), Some(InRemoved::Inside)));
+        assert!(walk(b"").is_none(), "an empty path is no path");
+        match walk(b"./") {
+            Some(InRemoved::Itself(_, n)) => assert_eq!(n, b"/w/e/f"),
+            _ => panic!("`./` is the removed directory"),
+        }
+        // `..` reaches e, removed too: held, by its name.
+        match walk(b"..") {
+            Some(InRemoved::Itself(d, n)) => {
+                assert_eq!(n, b"/w/e");
+                assert!(is_removed(&d));
+            }
+            _ => panic!("`..` is the removed parent"),
+        }
+        assert!(matches!(walk(b"../y"), Some(InRemoved::Inside)));
+        // Two levels up is w, which exists: by name from there on.
+        match walk(b"../../out") {
+            Some(InRemoved::Path(p)) => assert_eq!(p, b"/w/out"),
+            _ => panic!("`../../out` is w/out"),
+        }
+        match walk(b"../../../../../../x") {
+            Some(InRemoved::Path(p)) => assert_eq!(p, b"/w/../../../../x"),
+            _ => panic!("climbing further goes by name, for Root to confine"),
+        }
+        match walk(b"../..") {
+            Some(InRemoved::Path(p)) => assert_eq!(p, b"/w/."),
+            _ => panic!("`../..` is w itself"),
+        }
+    }
+
+    #[test]
+    fn names_compares_lexically_only_when_it_must() {
+        assert!(names(b"/a/b", b"/a/b"));
+        assert!(!names(b"/a/bc", b"/a/b"));
+        assert!(names(b"/a/c/../b", b"/a/b"));
+        assert!(!names(b"", b"/"));
+        assert!(names(b"/a/...", b"/a/..."), "`...` is a name");
     }
 }
