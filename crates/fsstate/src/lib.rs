@@ -30,8 +30,8 @@ mod snapshot;
 mod state;
 
 pub use owners::{Owners, Viewer};
-pub use paths::{is_pseudo, join, join_as_called, lexical, reopened_at_start};
+pub use paths::{first_component, is_pseudo, join, join_as_called, lexical, reopened_at_start};
 pub use prepare::{restore_recorded_modes, KeptAccess, PrepareReport, Preparer};
-pub use root::{cstring, fd_path, host_name, open_in, Root};
+pub use root::{cstring, fd_path, host_name, is_removed, open_in, Root};
 pub use snapshot::{Need, SnapshotPolicy, Snapshotter};
 pub use state::{after_state_like, compare, path_state, unsummed_after_state};

@@ -80,6 +80,27 @@ pub(crate) fn final_component(path: &[u8]) -> (&[u8], bool) {
     (last, trimmed.len() < path.len())
 }
 
+/// A relative path's first component other than `.` (empty components
+/// skipped too) and what follows it after its slash; `None` for a path of
+/// no such component (`""`, `.`, `./.`). Walks `..`s one at a time from a
+/// removed directory, in the recorders and in replay alike.
+pub fn first_component(path: &[u8]) -> Option<(&[u8], &[u8])> {
+    let mut rest = path;
+    loop {
+        let (c, after) = match rest.iter().position(|&b| b == b'/') {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, &b""[..]),
+        };
+        if !c.is_empty() && c != b"." {
+            return Some((c, after));
+        }
+        if after.is_empty() {
+            return None;
+        }
+        rest = after;
+    }
+}
+
 /// An absolute path with its `..` components taken lexically (each drops
 /// the component before it): right where no symbolic link precedes a `..`.
 /// Replay compares traced names of one directory with it.
@@ -117,6 +138,20 @@ pub fn is_pseudo(abs_path: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_component_skips_dots_and_slashes() {
+        assert_eq!(first_component(b"../x"), Some((&b".."[..], &b"x"[..])));
+        assert_eq!(
+            first_component(b"./..//y/"),
+            Some((&b".."[..], &b"/y/"[..]))
+        );
+        assert_eq!(first_component(b"x"), Some((&b"x"[..], &b""[..])));
+        assert_eq!(first_component(b".."), Some((&b".."[..], &b""[..])));
+        assert_eq!(first_component(b""), None);
+        assert_eq!(first_component(b"./."), None);
+        assert_eq!(first_component(b".//"), None);
+    }
 
     #[test]
     fn lexical_takes_dot_dot_by_name() {

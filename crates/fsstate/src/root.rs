@@ -373,9 +373,19 @@ fn reopen_dir(dir: BorrowedFd<'_>, name: &std::ffi::CStr) -> io::Result<OwnedFd>
     open_in(dir, name, libc::O_PATH | libc::O_DIRECTORY)
 }
 
+/// Whether directory `dir` was removed: no name links to it any more,
+/// though a process may still be in it or hold it open.
+pub fn is_removed(dir: BorrowedFd<'_>) -> bool {
+    // SAFETY: a valid descriptor and a stat buffer of ours.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let r = unsafe { libc::fstat(dir.as_raw_fd(), &mut st) };
+    r == 0 && st.st_nlink == 0
+}
+
 /// `openat(dir, name, flags | O_CLOEXEC)`, for a single `name` (`.`,
-/// `..`) in a directory already held: the replay's way into a directory
-/// no path reaches any more (removed while a process was in it).
+/// `..`) in a directory already held: the way into a directory no path
+/// reaches any more (removed while a process was in it).
 pub fn open_in(dir: BorrowedFd<'_>, name: &std::ffi::CStr, flags: i32) -> io::Result<OwnedFd> {
     // SAFETY: a valid descriptor and C string; the result is checked.
     let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags | libc::O_CLOEXEC) };

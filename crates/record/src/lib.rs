@@ -405,45 +405,29 @@ static CHROOTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::
 /// reached (before, `d (deleted)/../out`, which no manifest could find).
 /// A path inside the removed directory keeps the name it had.
 fn base_of<'r>(link: &str, rel: &'r [u8]) -> Option<(Vec<u8>, &'r [u8])> {
-    use std::os::unix::fs::MetadataExt;
+    use reanimator_fsstate::{first_component, host_name, is_removed, open_in};
     const DELETED: &[u8] = b" (deleted)";
     let name = dir_name(link)?;
     if !name.ends_with(DELETED) {
         return Some((name, rel));
     }
-    let Ok(mut dir) = std::fs::File::open(link) else {
+    let Ok(dir) = std::fs::File::open(link) else {
         return Some((name, rel));
     };
+    let mut dir = std::os::fd::OwnedFd::from(dir);
     let mut rel = rel;
     loop {
-        let removed = dir.metadata().is_ok_and(|m| m.nlink() == 0);
-        let name = reanimator_fsstate::host_name(dir.as_fd()).ok()?;
-        if !removed {
+        let name = host_name(dir.as_fd()).ok()?;
+        if !is_removed(dir.as_fd()) {
             return Some((name, rel));
         }
-        let skip = rel
-            .split(|&b| b == b'/')
-            .take_while(|c| c.is_empty() || *c == b".")
-            .map(|c| c.len() + 1)
-            .sum::<usize>()
-            .min(rel.len());
-        let after = &rel[skip..];
-        let (first, rest) = match after.iter().position(|&b| b == b'/') {
-            Some(i) => (&after[..i], &after[i + 1..]),
-            None => (after, &b""[..]),
-        };
-        if first != b".." {
-            let had = name.strip_suffix(DELETED).unwrap_or(&name).to_vec();
-            return Some((had, rel));
+        match first_component(rel) {
+            Some((b"..", rest)) => {
+                dir = open_in(dir.as_fd(), c"..", libc::O_PATH | libc::O_DIRECTORY).ok()?;
+                rel = rest;
+            }
+            _ => return Some((name.strip_suffix(DELETED).unwrap_or(&name).to_vec(), rel)),
         }
-        dir = std::fs::File::open(format!(
-            "{}/..",
-            reanimator_fsstate::fd_path(dir.as_fd())
-                .to_str()
-                .expect("ascii")
-        ))
-        .ok()?;
-        rel = rest;
     }
 }
 

@@ -10,7 +10,8 @@
 use crate::aio::{Context, Contexts};
 use reanimator_catalogue::{Ids, Which};
 use reanimator_fsstate::{
-    is_pseudo, join, join_as_called, lexical, open_in, reopened_at_start, Root,
+    first_component, is_pseudo, is_removed, join, join_as_called, lexical, open_in,
+    reopened_at_start, Root,
 };
 use reanimator_trace::{FdInfo, StartCause, SyscallEvent};
 use std::collections::{HashMap, HashSet};
@@ -699,42 +700,26 @@ pub(crate) fn in_removed(
     mut name: Vec<u8>,
     rel: &[u8],
 ) -> Option<InRemoved> {
-    let mut at = 0;
-    while at < rel.len() {
-        let end = rel[at..]
-            .iter()
-            .position(|&b| b == b'/')
-            .map_or(rel.len(), |i| at + i);
-        match &rel[at..end] {
-            b"" | b"." => {}
-            b".." => {
-                name = lexical(&[&name[..], b"/.."].concat());
-                match open_in(dir.as_fd(), c"..", libc::O_PATH | libc::O_DIRECTORY) {
-                    Ok(parent) if is_removed(&parent) => dir = Arc::new(parent),
-                    _ => {
-                        let rest = rel.get(end + 1..).unwrap_or_default();
-                        let rest = if rest.iter().all(|&b| b == b'/') {
-                            &b"."[..]
-                        } else {
-                            rest
-                        };
-                        return Some(InRemoved::Path(join_as_called(&name, rest)));
-                    }
-                }
-            }
-            _ => return Some(InRemoved::Inside),
+    let mut rest = rel;
+    while let Some((first, after)) = first_component(rest) {
+        if first != b".." {
+            return Some(InRemoved::Inside);
         }
-        at = end + 1;
+        name = lexical(&[&name[..], b"/.."].concat());
+        match open_in(dir.as_fd(), c"..", libc::O_PATH | libc::O_DIRECTORY) {
+            Ok(parent) if is_removed(parent.as_fd()) => dir = Arc::new(parent),
+            _ => {
+                let after = if after.iter().all(|&b| b == b'/') {
+                    &b"."[..]
+                } else {
+                    after
+                };
+                return Some(InRemoved::Path(join_as_called(&name, after)));
+            }
+        }
+        rest = after;
     }
     (!rel.is_empty()).then_some(InRemoved::Itself(dir, name))
-}
-
-/// Whether directory `dir` was removed (no name links to it any more).
-fn is_removed(dir: &OwnedFd) -> bool {
-    // SAFETY: a valid descriptor and a stat buffer of ours.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::fstat(dir.as_raw_fd(), &mut st) };
-    r == 0 && st.st_nlink == 0
 }
 
 /// Marks, in every live process, the working directory and the
@@ -959,7 +944,7 @@ mod tests {
         Snapshots, Which,
     };
     use reanimator_trace::SyscallEvent;
-    use std::os::fd::OwnedFd;
+    use std::os::fd::{AsFd, OwnedFd};
     use std::sync::Arc;
 
     /// A rename moves the names under its source, compared lexically, and
@@ -1167,7 +1152,7 @@ mod tests {
         match walk(b"..") {
             Some(InRemoved::Itself(d, n)) => {
                 assert_eq!(n, b"/w/e");
-                assert!(is_removed(&d));
+                assert!(is_removed(d.as_fd()));
             }
             _ => panic!("`..` is the removed parent"),
         }
