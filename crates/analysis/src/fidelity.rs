@@ -971,6 +971,17 @@ pub struct Quantiles {
     pub max: f64,
 }
 
+impl Quantiles {
+    /// The names of [`Quantiles::listed`]'s values, in its order.
+    pub const NAMES: [&'static str; 4] = ["p50", "p90", "p99", "max"];
+
+    /// The median, p90, p99 and maximum, in the order reports list them
+    /// (the text report and its picture alike).
+    pub fn listed(&self) -> [f64; 4] {
+        [self.p50, self.p90, self.p99, self.max]
+    }
+}
+
 /// One call name (or all calls): response times in the original and each
 /// replay, and the paper's uncertainty of the replays as measurements of
 /// the original.

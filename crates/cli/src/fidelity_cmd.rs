@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use reanimator_analysis::{
-    fidelity, CallFidelity, Concurrency, FidelityReport, PrecisionFrom, ReplayReport,
+    fidelity, CallFidelity, Concurrency, FidelityReport, PrecisionFrom, Quantiles, ReplayReport,
 };
 
 use crate::fidelity_svg::write_svg;
@@ -273,21 +273,23 @@ fn print_text(out: &mut impl Write, r: &FidelityReport, rows: usize) -> std::io:
     for (i, p) in r.replays.iter().enumerate() {
         match &p.issue_error {
             None => writeln!(out, "{} ({}): no matched calls", label(i), p.timing)?,
-            Some(e) => writeln!(
-                out,
-                "{} ({}): p50 {:.1} p90 {:.1} p99 {:.1} max {:.1}; |error| p50 {:.1} p90 {:.1} \
-                 p99 {:.1} max {:.1}",
-                label(i),
-                p.timing,
-                e.error_us.p50,
-                e.error_us.p90,
-                e.error_us.p99,
-                e.error_us.max,
-                e.abs_us.p50,
-                e.abs_us.p90,
-                e.abs_us.p99,
-                e.abs_us.max
-            )?,
+            Some(e) => {
+                let list = |q: &Quantiles| {
+                    let named = Quantiles::NAMES.iter().zip(q.listed());
+                    named
+                        .map(|(n, v)| format!("{n} {v:.1}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                };
+                writeln!(
+                    out,
+                    "{} ({}): {}; |error| {}",
+                    label(i),
+                    p.timing,
+                    list(&e.error_us),
+                    list(&e.abs_us)
+                )?
+            }
         }
     }
     Ok(())

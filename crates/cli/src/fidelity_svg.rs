@@ -8,12 +8,12 @@
 
 use std::io::{self, Write};
 
-use reanimator_analysis::{CallFidelity, Concurrency, FidelityReport, ReplayReport};
+use reanimator_analysis::{CallFidelity, Concurrency, FidelityReport, Quantiles, ReplayReport};
 
 use crate::fidelity_cmd::{bias, span};
 use crate::svg::{
-    decade_label, document, esc, line, px, rect, section, short_path, text, text_width, titled,
-    LogAxis, GREY, GRID, MARGIN, WIDTH,
+    document, esc, line, px, rect, section, short_path, text, text_width, titled, LogAxis, GREY,
+    GRID, MARGIN, WIDTH,
 };
 
 /// Calls drawn as response-time panels, the most original time first.
@@ -233,26 +233,14 @@ fn cdf_panel(out: &mut impl Write, c: &CallFidelity, x: f64, top: f64, w: f64) -
     }
     let decades = axis.hi - axis.lo;
     let every = decades.div_ceil(6);
-    for e in axis.lo..=axis.hi {
-        let xx = xs(10u64.saturating_pow(e));
-        line(out, (xx, ptop), (xx, bottom), GRID)?;
-        if (e - axis.lo) % every == 0 {
-            text(
-                out,
-                xx,
-                bottom + 16.0,
-                &format!(r#" font-size="11" text-anchor="middle" fill="{GREY}""#),
-                &decade_label(e),
-            )?;
-        }
-        // Minor ticks at 2..9 times the decade, where there is room.
-        if e < axis.hi && decades <= 4 {
-            for m in 2..10u64 {
-                let xm = xs(m.saturating_mul(10u64.saturating_pow(e)));
-                line(out, (xm, bottom), (xm, bottom + 4.0), GREY)?;
-            }
-        }
-    }
+    axis.draw_decades(
+        out,
+        xs,
+        (ptop, bottom),
+        every,
+        &[bottom + 16.0],
+        decades <= 4,
+    )?;
     line(out, (left, bottom), (right, bottom), GREY)?;
     line(out, (left, ptop), (left, bottom), GREY)?;
     text(
@@ -470,16 +458,12 @@ fn issue_error(out: &mut impl Write, r: &FidelityReport, y: f64) -> io::Result<f
         "replay's issue time − its schedule; negative: issued early",
     )?;
     y += 22.0;
-    let heads = [
-        "p50",
-        "p90",
-        "p99",
-        "max",
-        "|err| p50",
-        "|err| p90",
-        "|err| p99",
-        "|err| max",
-    ];
+    let names = Quantiles::NAMES;
+    let heads: Vec<String> = names
+        .iter()
+        .map(|n| n.to_string())
+        .chain(names.iter().map(|n| format!("|err| {n}")))
+        .collect();
     let first = 420.0;
     let col = (WIDTH - MARGIN - first) / heads.len() as f64;
     let bold = r#" font-weight="bold" text-anchor="end""#;
@@ -507,16 +491,7 @@ fn issue_error(out: &mut impl Write, r: &FidelityReport, y: f64) -> io::Result<f
             )?;
             continue;
         };
-        let values = [
-            e.error_us.p50,
-            e.error_us.p90,
-            e.error_us.p99,
-            e.error_us.max,
-            e.abs_us.p50,
-            e.abs_us.p90,
-            e.abs_us.p99,
-            e.abs_us.max,
-        ];
+        let values = [e.error_us.listed(), e.abs_us.listed()].concat();
         for (k, v) in values.iter().enumerate() {
             text(
                 out,

@@ -151,6 +151,22 @@ pub(crate) fn clip(key: &str, width: usize) -> String {
     format!("…{tail}")
 }
 
+/// The first line of the report after the trace's name, text and
+/// picture alike: calls, errors, unfinished calls, duration, processes
+/// and threads.
+pub(crate) fn calls_line(r: &Report) -> String {
+    let t = &r.totals;
+    format!(
+        "{} calls ({} errors, {} unfinished) in {}; {} processes, {} threads",
+        t.calls,
+        t.errors,
+        t.unfinished,
+        ns(Some(r.duration_ns)),
+        r.processes,
+        r.threads
+    )
+}
+
 /// The second line of the report, text and picture alike: bytes both
 /// ways and the latency quantiles of `t` (the totals).
 pub(crate) fn totals_line(t: &GroupReport) -> String {
@@ -194,17 +210,7 @@ fn print_text(
     histograms: usize,
 ) -> std::io::Result<()> {
     let t = &r.totals;
-    writeln!(
-        out,
-        "{}: {} calls ({} errors, {} unfinished) in {}; {} processes, {} threads",
-        trace.display(),
-        t.calls,
-        t.errors,
-        t.unfinished,
-        ns(Some(r.duration_ns)),
-        r.processes,
-        r.threads
-    )?;
+    writeln!(out, "{}: {}", trace.display(), calls_line(r))?;
     writeln!(out, "{}", totals_line(t))?;
     writeln!(out)?;
     let heading = heading(r.by);

@@ -13,7 +13,7 @@ use std::path::Path;
 use reanimator_analysis::histogram::Summary;
 use reanimator_analysis::{GroupReport, Report, SizeReport};
 
-use crate::stats_cmd::{bytes, clip, exact_size, heading, label, ns, totals_line};
+use crate::stats_cmd::{bytes, calls_line, clip, exact_size, heading, label, ns, totals_line};
 use crate::svg::{
     decade_label, document, esc, line, px, rect, section, short_path, text, text_width, titled,
     LogAxis, GREY, GRID, MARGIN, WIDTH,
@@ -149,21 +149,7 @@ fn header(out: &mut impl Write, name: &str, r: &Report, shown: usize) -> io::Res
     writeln!(out, "</g>")?;
     let t = &r.totals;
     y += 26.0;
-    text(
-        out,
-        MARGIN,
-        y,
-        "",
-        &format!(
-            "{} calls ({} errors, {} unfinished) in {}; {} processes, {} threads",
-            t.calls,
-            t.errors,
-            t.unfinished,
-            ns(Some(r.duration_ns)),
-            r.processes,
-            r.threads
-        ),
-    )?;
+    text(out, MARGIN, y, "", &calls_line(r))?;
     y += 19.0;
     text(out, MARGIN, y, "", &totals_line(t))?;
     let what = heading(r.by);
@@ -448,22 +434,8 @@ fn latency(out: &mut impl Write, shown: &[&GroupReport], y: f64) -> io::Result<f
     // Digits are wider than the rough text width says.
     let every = (((widest * 1.1 + 14.0) / per_decade).ceil() as u32).max(1);
     stripes(out, shown.len(), top)?;
-    let decade = format!(r#" font-size="11" text-anchor="middle" fill="{GREY}""#);
-    for e in axis.lo..=axis.hi {
-        let x = xs(10u64.saturating_pow(e));
-        line(out, (x, top), (x, bottom), GRID)?;
-        if (e - axis.lo) % every == 0 {
-            text(out, x, top - 4.0, &decade, &decade_label(e))?;
-            text(out, x, bottom + 14.0, &decade, &decade_label(e))?;
-        }
-        // Minor ticks at 2..9 times the decade, where there is room.
-        if e < axis.hi && per_decade >= 60.0 {
-            for m in 2..10u64 {
-                let xm = xs(m.saturating_mul(10u64.saturating_pow(e)));
-                line(out, (xm, bottom), (xm, bottom + 4.0), GREY)?;
-            }
-        }
-    }
+    let labels = [top - 4.0, bottom + 14.0];
+    axis.draw_decades(out, xs, (top, bottom), every, &labels, per_decade >= 60.0)?;
     for (k, g) in shown.iter().enumerate() {
         let mid = row(out, g, k, top)?;
         let l = &g.latency_ns;

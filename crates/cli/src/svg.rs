@@ -197,6 +197,40 @@ impl LogAxis {
     }
 }
 
+impl LogAxis {
+    /// Draws the decades between `top` and `bottom`, `xs` placing a time
+    /// in ns: a grid line at each; every `every`-th decade labelled
+    /// (`decade_label`) at each of `label_ys`; minor ticks at 2 to 9 times
+    /// each decade under `bottom` when `minor` (there is room for them).
+    pub fn draw_decades(
+        &self,
+        out: &mut impl Write,
+        xs: impl Fn(u64) -> f64,
+        (top, bottom): (f64, f64),
+        every: u32,
+        label_ys: &[f64],
+        minor: bool,
+    ) -> io::Result<()> {
+        let attrs = format!(r#" font-size="11" text-anchor="middle" fill="{GREY}""#);
+        for e in self.lo..=self.hi {
+            let x = xs(10u64.saturating_pow(e));
+            line(out, (x, top), (x, bottom), GRID)?;
+            if (e - self.lo).is_multiple_of(every) {
+                for &y in label_ys {
+                    text(out, x, y, &attrs, &decade_label(e))?;
+                }
+            }
+            if e < self.hi && minor {
+                for m in 2..10u64 {
+                    let xm = xs(m.saturating_mul(10u64.saturating_pow(e)));
+                    line(out, (xm, bottom), (xm, bottom + 4.0), GREY)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// `1 ns`, `10 µs`, `100 ms`, `1 s`, `1000 s`: the label of `10^e` ns.
 pub fn decade_label(e: u32) -> String {
     let (unit, shift) = match e {
