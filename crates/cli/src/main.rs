@@ -132,6 +132,13 @@ fn unseen_io_warning<'a>(counts: impl IntoIterator<Item = (&'a str, u64)>) -> Op
     })
 }
 
+/// "1 process", "2 processes": counts in the lines people read. Lines
+/// that scripts parse (replay's "N mismatches; final state: ...") keep
+/// their fixed wording.
+pub(crate) fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// `reanimator dump t | head` must end quietly (`dump --json` meets the
 /// broken pipe inside a JSON error).
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
@@ -147,6 +154,13 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_take_the_singular_only_for_one() {
+        assert_eq!(counted(0, "process", "processes"), "0 processes");
+        assert_eq!(counted(1, "process", "processes"), "1 process");
+        assert_eq!(counted(2, "thread", "threads"), "2 threads");
+    }
 
     #[test]
     fn asynchronous_io_is_warned_about_with_its_calls() {

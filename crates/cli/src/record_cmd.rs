@@ -336,11 +336,11 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
 
 fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, lost: u64) -> String {
     let mut line = format!(
-        "reanimator: {}: {syscalls} syscalls, {} captured, {} processes, {} threads, {:.2} s; lost: {lost}",
+        "reanimator: {}: {syscalls} syscalls, {} captured, {}, {}, {:.2} s; lost: {lost}",
         output.display(),
         human_bytes(bytes),
-        s.processes,
-        s.threads,
+        crate::counted(s.processes as u64, "process", "processes"),
+        crate::counted(s.threads as u64, "thread", "threads"),
         s.duration.as_secs_f64(),
     );
     line.push_str(&format!("; recorder CPU {:.2} s", own_cpu_seconds()));

@@ -312,9 +312,9 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
     let calls = total.executed + total.simulated;
     let secs = report.replay_time.as_secs_f64();
     eprintln!(
-        "reanimator: replayed {calls} calls in {secs:.3} s ({:.0} calls/s) with {} threads; prepared {} paths ({} bytes) in {:.3} s; {} mismatches; final state: {} paths checked, {} differ{}",
+        "reanimator: replayed {calls} calls in {secs:.3} s ({:.0} calls/s) with {}; prepared {} paths ({} bytes) in {:.3} s; {} mismatches; final state: {} paths checked, {} differ{}",
         calls as f64 / secs.max(1e-9),
-        report.threads,
+        crate::counted(report.threads as u64, "thread", "threads"),
         report.prepared_paths,
         report.prepared_bytes,
         report.prepare_time.as_secs_f64(),

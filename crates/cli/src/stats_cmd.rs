@@ -157,13 +157,13 @@ pub(crate) fn clip(key: &str, width: usize) -> String {
 pub(crate) fn calls_line(r: &Report) -> String {
     let t = &r.totals;
     format!(
-        "{} calls ({} errors, {} unfinished) in {}; {} processes, {} threads",
-        t.calls,
+        "{} ({} errors, {} unfinished) in {}; {}, {}",
+        crate::counted(t.calls, "call", "calls"),
         t.errors,
         t.unfinished,
         ns(Some(r.duration_ns)),
-        r.processes,
-        r.threads
+        crate::counted(r.processes, "process", "processes"),
+        crate::counted(r.threads, "thread", "threads")
     )
 }
 
@@ -263,8 +263,12 @@ fn print_text(
     if with_sizes.len() > histograms {
         writeln!(
             out,
-            "({} more groups with transfers: --histograms N, or --json)",
-            with_sizes.len() - histograms
+            "({} with transfers: --histograms N, or --json)",
+            crate::counted(
+                (with_sizes.len() - histograms) as u64,
+                "more group",
+                "more groups"
+            )
         )?;
     }
     Ok(())

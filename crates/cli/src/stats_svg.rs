@@ -342,9 +342,9 @@ fn calls_and_bytes(
             y,
             &format!(r#" font-size="12" fill="{GREY}""#),
             &format!(
-                "{} more groups not drawn: {} calls, {:.1} % of all (the text report and \
+                "{} not drawn: {} calls, {:.1} % of all (the text report and \
                  --json list them)",
-                rest.len(),
+                crate::counted(rest.len() as u64, "more group", "more groups"),
                 count(calls),
                 share(calls, r.totals.calls) * 100.0
             ),
