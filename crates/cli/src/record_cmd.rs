@@ -339,8 +339,8 @@ fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, los
         "reanimator: {}: {syscalls} syscalls, {} captured, {}, {}, {:.2} s; lost: {lost}",
         output.display(),
         human_bytes(bytes),
-        crate::counted(s.processes as u64, "process", "processes"),
-        crate::counted(s.threads as u64, "thread", "threads"),
+        crate::counted(s.processes, "process", "processes"),
+        crate::counted(s.threads, "thread", "threads"),
         s.duration.as_secs_f64(),
     );
     line.push_str(&format!("; recorder CPU {:.2} s", own_cpu_seconds()));

@@ -844,6 +844,56 @@ open('../fchdir', 'w').write(repr(os.listdir('.')))
     }
 }
 
+/// The same when the directory was entered or opened through a symbolic
+/// link and removed by its own name (`cd link && rmdir ../real`): before,
+/// replay compared names only, so the working directory went on as
+/// `link`, dangling (`../out` failed with `ENOENT`), and the descriptor
+/// opened through `l2` as a live directory: 30 mismatches and 2 paths
+/// differing. Both back ends.
+#[test]
+fn a_directory_removed_by_another_name_goes_on_as_recorded() {
+    require("sh");
+    require("python3");
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    let shell = "mkdir -p real && ln -s real link && cd link && rmdir ../real && \
+        ls -la . > ../out 2>&1; touch x 2>> ../out; echo $? >> ../out; cd .. && pwd >> out";
+    let python = r#"
+import os
+os.makedirs('r2/s')
+os.symlink('r2', 'l2')
+fd = os.open('l2/s', os.O_RDONLY | os.O_DIRECTORY)
+os.rmdir('r2/s')
+out = open('pout', 'w')
+print(os.listdir(fd), file=out)
+try:
+    os.open('f', os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd)
+except FileNotFoundError:
+    print('not in a removed directory', file=out)
+os.close(os.open('../made', os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
+"#;
+    let script = format!("{shell}; python3 -c \"{}\"", python.replace('"', "\\\""));
+    for backend in ["ptrace", "ebpf"] {
+        let _ = std::fs::remove_dir_all(&work);
+        std::fs::create_dir_all(&work).unwrap();
+        let trace = record_with(tmp.path(), &work, backend, &["sh", "-c", &script]);
+        assert!(work.join("r2/made").exists(), "{backend}");
+        replay_clean(tmp.path(), &trace, &[]);
+        let replayed = tmp
+            .path()
+            .join("root")
+            .join(work.strip_prefix("/").unwrap());
+        for name in ["out", "pout"] {
+            assert_eq!(
+                std::fs::read(replayed.join(name)).unwrap(),
+                std::fs::read(work.join(name)).unwrap(),
+                "{backend}: {name}"
+            );
+        }
+        assert!(replayed.join("r2/made").exists(), "{backend}");
+    }
+}
+
 #[test]
 fn git_init_add_commit() {
     require("git");

@@ -694,8 +694,8 @@ impl Thread<'_> {
                 _ => self.simulate(ev, row),
             },
         };
-        if let (Some((path, held)), Outcome::Executed(None)) = (removing, &outcome) {
-            crate::state::mark_removed(self.procs, &path, &held);
+        if let (Some(removal), Outcome::Executed(None)) = (removing, &outcome) {
+            crate::state::mark_removed(self.procs, &removal);
         }
         if let (Some((src, dst, exchange)), Outcome::Executed(None)) = (moved, &outcome) {
             crate::state::follow_rename_everywhere(self.procs, &src, &dst, exchange);
@@ -827,7 +827,7 @@ impl Thread<'_> {
         ev: &SyscallEvent,
         row: &Syscall,
         moved: Option<&(Vec<u8>, Vec<u8>, bool)>,
-    ) -> Option<(Vec<u8>, Arc<OwnedFd>)> {
+    ) -> Option<crate::state::Removal> {
         // Only `rmdir` and `unlinkat(AT_REMOVEDIR)` remove a directory:
         // `unlink`s, by far the most, skip the scan below.
         let removes_dir = row.name == "rmdir"
@@ -841,14 +841,12 @@ impl Thread<'_> {
             (Effect::Move, Some((_, dst, false))) => dst.clone(),
             _ => return None,
         };
-        if is_pseudo(&path) || !crate::state::is_in_use(self.procs, &path) {
+        if is_pseudo(&path) {
             return None;
         }
-        let dir = self
-            .root
-            .open_at(&path, libc::O_RDONLY | libc::O_DIRECTORY, 0)
-            .ok()?;
-        Some((path, Arc::new(dir)))
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+        let dir = self.root.open_at(&path, flags, 0).ok()?;
+        crate::state::removal(self.procs, self.root, &path, dir)
     }
 
     /// The traced directory path argument `i` is resolved from: its
@@ -1817,6 +1815,7 @@ impl Thread<'_> {
                     // removed tree): it stays held.
                     let mut fs = lock(&self.proc.fs);
                     fs.cwd = name;
+                    fs.cwd_id = None;
                     fs.removed_cwd = Some(dir);
                     return Some(Outcome::Executed(ok(0)));
                 }
@@ -1827,6 +1826,7 @@ impl Thread<'_> {
                     // `fchdir` to a removed directory held open.
                     let mut fs = lock(&self.proc.fs);
                     fs.cwd = name;
+                    fs.cwd_id = None;
                     fs.removed_cwd = Some(dir);
                     return Some(Outcome::Executed(ok(0)));
                 }
@@ -1839,11 +1839,13 @@ impl Thread<'_> {
                         None => Err(-i64::from(libc::EBADF)),
                     }
                 };
+                let mut id = None;
                 let got = match &mut target {
                     Ok(p) if is_pseudo(p) => 0,
                     Ok(p) => match self.root.open_at(p, libc::O_PATH | libc::O_DIRECTORY, 0) {
                         Ok(fd) => {
                             self.settle_dot_dot(p, &fd);
+                            id = crate::state::stat_of(&fd).map(|st| (st.st_dev, st.st_ino));
                             0
                         }
                         Err(e) => errno_of(&e),
@@ -1853,6 +1855,7 @@ impl Thread<'_> {
                 if let (Ok(p), 0) = (target, got) {
                     let mut fs = lock(&self.proc.fs);
                     fs.cwd = p;
+                    fs.cwd_id = id;
                     fs.removed_cwd = None;
                 }
                 Outcome::Executed(ok(got))

@@ -309,6 +309,11 @@ pub(crate) struct FsInfo {
     /// it for the process, so `.` still reaches it; `..` goes to `cwd`'s
     /// lexical parent ([`FsInfo::in_removed_cwd`]).
     pub removed_cwd: Option<Arc<OwnedFd>>,
+    /// The working directory's device and inode numbers, once known: a
+    /// call removing it by another name (`cd link; rmdir ../d` where
+    /// `link -> d`) is recognised by them ([`removal`]). `None` when the
+    /// working directory changed since they were last needed.
+    pub cwd_id: Option<(u64, u64)>,
     /// The absolute traced path of the root directory (`chroot`):
     /// absolute paths the process names start there.
     pub root: Vec<u8>,
@@ -678,6 +683,19 @@ pub(crate) enum InRemoved {
 }
 
 impl FsInfo {
+    /// The working directory's device and inode numbers, found in the
+    /// root the first time they are needed after it changed.
+    fn cwd_id(&mut self, root: &Root) -> Option<(u64, u64)> {
+        if self.cwd_id.is_none() {
+            let st = root
+                .locate(&self.cwd, true)
+                .ok()
+                .and_then(|fd| stat_of(&fd));
+            self.cwd_id = st.map(|st| (st.st_dev, st.st_ino));
+        }
+        self.cwd_id
+    }
+
     /// How relative path `rel` resolves if the working directory was
     /// removed; `None` if it was not.
     ///
@@ -722,31 +740,87 @@ pub(crate) fn in_removed(
     (!rel.is_empty()).then_some(InRemoved::Itself(dir, name))
 }
 
-/// Marks, in every live process, the working directory and the
-/// directory descriptors that are `removed` (traced, absolute), after a
-/// replayed call removed that directory: `held` is the directory, opened
-/// before the call (descriptors hold it themselves), so the process goes
-/// on in it as it did when recorded ([`in_removed`]).
-pub(crate) fn mark_removed(
+/// A directory a replayed call is about to remove while live processes
+/// are in it or hold it open: they go on in it after the call, as they
+/// did when recorded ([`in_removed`]).
+pub(crate) struct Removal {
+    /// Its traced absolute path.
+    path: Vec<u8>,
+    /// The directory, opened before the call: held for the processes as
+    /// the kernel holds it for them.
+    held: Arc<OwnedFd>,
+    /// Its device and inode numbers, whatever name reached it.
+    id: (u64, u64),
+    /// The working directories in it, found before the call (afterwards
+    /// their paths no longer resolve).
+    cwds: Vec<Arc<Mutex<FsInfo>>>,
+}
+
+/// The removal of the directory `path` (traced, absolute; opened as
+/// `dir`) if some live process's working directory, or one of its
+/// directory descriptors, is that directory and not marked removed
+/// already. Each is compared by name first, then by identity, so a
+/// working directory entered through a symbolic link (`cd link` where
+/// `link -> d`, then `rmdir d`) is found too. Called before the call runs.
+pub(crate) fn removal(
     procs: &Mutex<HashMap<u32, WeakProc>>,
-    removed: &[u8],
-    held: &Arc<OwnedFd>,
-) {
-    let removed = lexical(removed);
+    root: &Root,
+    path: &[u8],
+    dir: OwnedFd,
+) -> Option<Removal> {
+    let st = stat_of(&dir)?;
+    let id = (st.st_dev, st.st_ino);
+    let path = lexical(path);
+    let live: Vec<Proc> = lock(procs).values().filter_map(WeakProc::upgrade).collect();
+    let mut cwds = Vec::new();
+    let mut fds = false;
+    for p in &live {
+        // One lock at a time: a thread holding one may wait for the other.
+        let cwd = {
+            let mut fs = lock(&p.fs);
+            fs.removed_cwd.is_none() && (names(&fs.cwd, &path) || fs.cwd_id(root) == Some(id))
+        };
+        if cwd && !cwds.iter().any(|c| Arc::ptr_eq(c, &p.fs)) {
+            cwds.push(p.fs.clone());
+        }
+        fds = fds || lock(&p.fds).values().any(|e| holds(e, &path, id));
+    }
+    (fds || !cwds.is_empty()).then(|| Removal {
+        path,
+        held: Arc::new(dir),
+        id,
+        cwds,
+    })
+}
+
+/// Marks, after the call removed the directory, the working directories
+/// and directory descriptors of [`removal`] removed.
+pub(crate) fn mark_removed(procs: &Mutex<HashMap<u32, WeakProc>>, r: &Removal) {
+    for fs in &r.cwds {
+        let mut fs = lock(fs);
+        if fs.removed_cwd.is_none() {
+            fs.removed_cwd = Some(r.held.clone());
+        }
+    }
     let live: Vec<Proc> = lock(procs).values().filter_map(WeakProc::upgrade).collect();
     for p in live {
-        {
-            let mut fs = lock(&p.fs);
-            if fs.removed_cwd.is_none() && names(&fs.cwd, &removed) {
-                fs.removed_cwd = Some(held.clone());
-            }
-        }
         for e in lock(&p.fds).values_mut() {
-            if matches!(e.target, Target::Real(_)) && names(&e.path, &removed) {
+            if holds(e, &r.path, r.id) {
                 e.removed = true;
             }
         }
     }
+}
+
+/// Whether the descriptor `e` holds the directory `lexical_dir` (device
+/// and inode `id`) and is not marked removed.
+fn holds(e: &FdEntry, lexical_dir: &[u8], id: (u64, u64)) -> bool {
+    let Target::Real(fd) = &e.target else {
+        return false;
+    };
+    !e.removed
+        && (names(&e.path, lexical_dir)
+            || stat_of(fd).is_some_and(|st| (st.st_dev, st.st_ino) == id))
 }
 
 /// Whether `path` (a traced absolute name, as [`join`] makes them: no `.`
@@ -758,24 +832,6 @@ fn names(path: &[u8], lexical_dir: &[u8]) -> bool {
     } else {
         path == lexical_dir
     }
-}
-
-/// Whether some live process's working directory, or one of its
-/// directory descriptors, is `path` (traced, absolute) and not marked
-/// removed already: a call removing it must first open it.
-pub(crate) fn is_in_use(procs: &Mutex<HashMap<u32, WeakProc>>, path: &[u8]) -> bool {
-    let path = lexical(path);
-    let live: Vec<Proc> = lock(procs).values().filter_map(WeakProc::upgrade).collect();
-    live.iter().any(|p| {
-        // One lock at a time: a thread holding one may wait for the other.
-        let cwd = {
-            let fs = lock(&p.fs);
-            fs.removed_cwd.is_none() && names(&fs.cwd, &path)
-        };
-        cwd || lock(&p.fds)
-            .values()
-            .any(|e| !e.removed && matches!(e.target, Target::Real(_)) && names(&e.path, &path))
-    })
 }
 
 /// A process's state as long as some thread still uses it: descriptors of
@@ -828,6 +884,7 @@ impl Proc {
             fs: Arc::new(Mutex::new(FsInfo {
                 cwd,
                 removed_cwd: None,
+                cwd_id: None,
                 root: b"/".to_vec(),
                 umask,
             })),
@@ -855,6 +912,7 @@ impl Proc {
             Arc::new(Mutex::new(FsInfo {
                 cwd: f.cwd.clone(),
                 removed_cwd: f.removed_cwd.clone(),
+                cwd_id: f.cwd_id,
                 root: f.root.clone(),
                 umask: f.umask,
             }))
@@ -1170,6 +1228,37 @@ mod tests {
             Some(InRemoved::Path(p)) => assert_eq!(p, b"/w/."),
             _ => panic!("`../..` is w itself"),
         }
+    }
+
+    /// A removal finds, by identity, a working directory and a
+    /// descriptor that reached the directory through a symbolic link, and
+    /// marks both once the directory is gone; a process elsewhere is left.
+    #[test]
+    fn a_removal_finds_a_directory_entered_by_another_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("real/s")).unwrap();
+        std::fs::create_dir(tmp.path().join("other")).unwrap();
+        std::os::unix::fs::symlink("real", tmp.path().join("link")).unwrap();
+        let root = super::Root::open(tmp.path()).unwrap();
+        let inside = Proc::initial(std::iter::empty(), b"/link/s".to_vec(), 0o22, None);
+        let elsewhere = Proc::initial(std::iter::empty(), b"/other".to_vec(), 0o22, None);
+        let held = OwnedFd::from(std::fs::File::open(tmp.path().join("link/s")).unwrap());
+        lock(&elsewhere.fds).insert(3, FdEntry::real(held, false, b"/link/s".to_vec(), false));
+        let procs = std::sync::Mutex::new(
+            [(1, inside.downgrade()), (2, elsewhere.downgrade())]
+                .into_iter()
+                .collect(),
+        );
+        let dir = OwnedFd::from(std::fs::File::open(tmp.path().join("real/s")).unwrap());
+        let removal = super::removal(&procs, &root, b"/real/s", dir).expect("in use");
+        std::fs::remove_dir(tmp.path().join("real/s")).unwrap();
+        super::mark_removed(&procs, &removal);
+        assert!(lock(&inside.fs).removed_cwd.is_some());
+        assert!(lock(&elsewhere.fs).removed_cwd.is_none());
+        assert!(lock(&elsewhere.fds)[&3].removed);
+        // Nobody is in `real` itself (the removed `s` no longer counts).
+        let dir = OwnedFd::from(std::fs::File::open(tmp.path().join("real")).unwrap());
+        assert!(super::removal(&procs, &root, b"/real", dir).is_none());
     }
 
     #[test]
