@@ -894,6 +894,46 @@ os.close(os.open('../made', os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
     }
 }
 
+/// A program in a PID namespace of its own (`unshare -p -f`) sees its
+/// children by the ids they have there (`vfork() = 2`), while the
+/// recorders, outside it, start them under their global ids. Before, no
+/// clone matched a start record: each child started from its parent's
+/// latest state with the wrong descriptors, and `cat`'s output went to
+/// the replay's own stdout (1 to 23 mismatches and 3 differing paths,
+/// both back ends). The recorders now note the global id on such a
+/// clone's record (FORMAT.md, `CREATED_ID_ARG`).
+#[test]
+fn children_in_a_pid_namespace_replay_with_their_own_descriptors() {
+    require("unshare");
+    require_root("makes a PID namespace");
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    let script = "echo a > a.txt; cat a.txt > b.txt; ls /proc/self/ > c.txt; \
+        sh -c 'cat a.txt b.txt > d.txt' & wait";
+    for backend in ["ptrace", "ebpf"] {
+        let _ = std::fs::remove_dir_all(&work);
+        std::fs::create_dir_all(&work).unwrap();
+        let argv = ["unshare", "-p", "-f", "sh", "-c", script];
+        let trace = record_with(tmp.path(), &work, backend, &argv);
+        assert_eq!(
+            std::fs::read_to_string(work.join("d.txt")).unwrap(),
+            "a\na\n"
+        );
+        replay_clean(tmp.path(), &trace, &[]);
+        let replayed = tmp
+            .path()
+            .join("root")
+            .join(work.strip_prefix("/").unwrap());
+        for name in ["b.txt", "c.txt", "d.txt"] {
+            assert_eq!(
+                std::fs::read(replayed.join(name)).unwrap(),
+                std::fs::read(work.join(name)).unwrap(),
+                "{backend}: {name}"
+            );
+        }
+    }
+}
+
 #[test]
 fn git_init_add_commit() {
     require("git");

@@ -233,6 +233,10 @@ struct Task {
     /// Captures whose tail is still in the process, read when the call
     /// ends.
     spills: Vec<Pending>,
+    /// The thread its call created (its fork record came before the
+    /// call's exit), noted on the call's record if the call returned
+    /// another id (a PID namespace's).
+    created: Option<u32>,
 }
 
 impl Task {
@@ -1029,6 +1033,9 @@ impl<'s> Recorder<'s, '_, '_> {
                     }
                 }
                 let task = self.tasks.get_mut(&tid).expect("entry made above");
+                if let (Some(child), Some(x)) = (task.created.take(), head.exit) {
+                    task.caps.note_created(child, x.ret);
+                }
                 self.sink.call(&head, &task.caps)?;
                 task.caps.clear();
                 task.seq = 0;
@@ -1049,11 +1056,13 @@ impl<'s> Recorder<'s, '_, '_> {
                 time_ns,
                 tgid,
                 ppid,
+                creator,
                 ids,
                 umask,
                 own_mm,
             } => {
                 self.seen += 1;
+                self.tasks.entry(creator).or_default().created = Some(tid);
                 if own_mm {
                     self.maps.inherit(ppid, tgid);
                 }

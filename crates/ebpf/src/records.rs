@@ -60,6 +60,8 @@ pub(crate) enum RingRecord<'a> {
         time_ns: u64,
         tgid: u32,
         ppid: u32,
+        /// The thread whose call made it.
+        creator: u32,
         ids: [u32; 4],
         umask: u32,
         /// A new address space (fork), not the parent's (vfork, threads).
@@ -157,6 +159,7 @@ pub(crate) fn parse(b: &[u8]) -> Option<RingRecord<'_>> {
             time_ns,
             tgid: u32_at(b, h)?,
             ppid: u32_at(b, h + 4)?,
+            creator: u32_at(b, h + 8)?,
             ids: [
                 u32_at(b, h + 12)?,
                 u32_at(b, h + 16)?,

@@ -85,6 +85,10 @@ struct Task {
     /// `sched_getaffinity` shows it; `None` while its mask is its own
     /// (never pinned, or set by the program since).
     cpus_shown: Option<CpuMask>,
+    /// The thread the call it is inside created, by the id the recorder
+    /// sees (the kernel's fork, vfork or clone event), noted on the call's
+    /// record if the call returns another id (a PID namespace's).
+    created: Option<u32>,
 }
 
 impl Task {
@@ -97,6 +101,7 @@ impl Task {
             fresh: false,
             restore: None,
             cpus_shown: None,
+            created: None,
         }
     }
 }
@@ -814,6 +819,9 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             match event {
                 libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK | libc::PTRACE_EVENT_CLONE => {
                     if let Ok(child) = sys::event_msg(pid) {
+                        if let Some(task) = self.tasks.get_mut(&pid) {
+                            task.created = Some(child as u32);
+                        }
                         // A vfork child borrows the parent's address
                         // space, which its exec or exit does not end.
                         if event == libc::PTRACE_EVENT_FORK {
@@ -1047,6 +1055,7 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                     exit: None,
                 };
                 task.captures.clear();
+                task.created = None;
                 let (mut touched, mut unnamed) = (Vec::new(), 0);
                 if let Some(row) = row {
                     // Only munmap and msync look at the shared mappings.
@@ -1135,6 +1144,9 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             };
             self.shared
                 .capture(head.tgid, row, &view, &mut task.captures, &mut self.counts);
+        }
+        if let (Some(child), Some(ret)) = (task.created.take(), ret) {
+            task.captures.note_created(child, ret);
         }
         {
             let mut c = self.shared.lock();

@@ -99,6 +99,25 @@ impl Captures {
         })
     }
 
+    /// Notes, on a successful clone's record, the id the recorder knows
+    /// the created thread `child` by, when the call `returned` another
+    /// (the creator's PID namespace's; [`reanimator_trace::CREATED_ID_ARG`]).
+    pub fn note_created(&mut self, child: u32, returned: i64) {
+        if returned <= 0 || returned as u32 == child {
+            return;
+        }
+        let head = CaptureHead {
+            arg: reanimator_trace::CREATED_ID_ARG,
+            role: reanimator_trace::Role::Exit,
+            elem: 0,
+            status: reanimator_trace::CaptureStatus::Complete,
+            len: 4,
+        };
+        let at = self.bytes.len();
+        self.bytes.extend_from_slice(&child.to_le_bytes());
+        self.heads.push((head, at..self.bytes.len()));
+    }
+
     /// Empties the set, keeping its memory.
     pub fn clear(&mut self) {
         self.heads.clear();

@@ -1991,7 +1991,8 @@ impl Thread<'_> {
                     _ => 0,
                 };
                 let flags = given | implied;
-                (self.birth)(expected as u32, self.proc.child(flags));
+                let child = ev.created_id().unwrap_or(expected as u32);
+                (self.birth)(child, self.proc.child(flags));
                 if flags & libc::CLONE_PIDFD as u64 != 0 {
                     self.install_pidfd(ev, row);
                 }

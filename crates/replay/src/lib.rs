@@ -733,8 +733,8 @@ pub fn replay(
                     }
                     if matches!(row.effect, Effect::Spawn(_)) {
                         // Counted as its replay thread will count it.
-                        if let Some(x) = ev.exit.filter(|x| x.ret > 0) {
-                            *clone_children.entry(x.ret as u32).or_default() += 1;
+                        if let Some(child) = ev.created_id() {
+                            *clone_children.entry(child).or_default() += 1;
                         }
                     }
                     let bytes: u64 = ev.captures.iter().map(|c| c.captured).sum();

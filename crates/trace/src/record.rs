@@ -128,7 +128,26 @@ impl SyscallExit {
     }
 }
 
+/// The argument index of the capture, read at exit, that names the
+/// thread a successful `clone`, `fork`, `vfork` or `clone3` made by the id
+/// its start record has, when the call returned another: the creator ran
+/// in a PID namespace of its own (`unshare -p -f`, a container) and got
+/// the id the new thread has there. Four bytes, little-endian. It lies
+/// past the six argument registers, so no call's own captures use it.
+pub const CREATED_ID_ARG: u8 = 6;
+
 impl SyscallEvent {
+    /// The thread a successful clone made, by its start record's id (see
+    /// [`CREATED_ID_ARG`]); `None` if the call failed or made none.
+    pub fn created_id(&self) -> Option<u32> {
+        let ret = self.exit.filter(|x| !x.is_error && x.ret > 0)?.ret;
+        let noted = self
+            .capture(CREATED_ID_ARG, Role::Exit)
+            .and_then(|c| c.data.as_deref()?.get(..4)?.try_into().ok())
+            .map(u32::from_le_bytes);
+        Some(noted.unwrap_or(ret as u32))
+    }
+
     /// Latency of the call in ns, if it returned.
     pub fn duration_ns(&self) -> Option<u64> {
         self.exit.map(|x| x.exit_ns.saturating_sub(self.enter_ns))
