@@ -1501,6 +1501,53 @@ fn a_process_that_changes_its_root_replays_clean() {
     }
 }
 
+/// Calls a seccomp filter refused (see `tests/programs/seccomp.c`): the
+/// kernel ran none of them. Before, the ptrace recorder recorded a call
+/// refused with a signal as returning its own number (`unlink(...) = 87`,
+/// the registers seccomp rolls back), and replay executed refused calls:
+/// each file was removed in replay (7 mismatches and 3 differing paths).
+/// Now such calls are recorded as never returned, and a thread
+/// under a filter has its failed calls simulated. The eBPF recorder does
+/// not see refused calls at all (the tracepoints fire after seccomp).
+#[test]
+fn calls_a_seccomp_filter_refused_are_not_replayed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = program(tmp.path(), "seccomp");
+    for backend in ["ptrace", "ebpf"] {
+        let work = tmp.path().join(format!("work-{backend}"));
+        std::fs::create_dir_all(&work).unwrap();
+        let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
+        let out = std::fs::read_to_string(work.join("out")).unwrap();
+        assert_eq!(
+            out, "victim-errno: exit 0\nvictim-trap: exit 0\nvictim-kill: signal 31\n",
+            "{backend}"
+        );
+        let trap = std::fs::read_to_string(work.join("victim-trap")).unwrap();
+        assert!(trap.ends_with("trapped 1\n"), "{backend}: {trap}");
+        if backend == "ptrace" {
+            let text = dump(&trace);
+            assert!(
+                text.lines()
+                    .filter(|l| l.contains("unlink(") && l.ends_with("= ?"))
+                    .count()
+                    == 2,
+                "the calls refused with a signal are recorded as never returned:\n{text}"
+            );
+        }
+        let root = tmp.path().join("root");
+        let _ = std::fs::remove_dir_all(&root);
+        replay_clean_at(&root, &trace, &[]);
+        let replayed = root.join(work.strip_prefix("/").unwrap());
+        for name in ["victim-errno", "victim-trap", "victim-kill", "out"] {
+            assert_eq!(
+                std::fs::read(replayed.join(name)).unwrap(),
+                std::fs::read(work.join(name)).unwrap(),
+                "{backend}: {name}"
+            );
+        }
+    }
+}
+
 /// Processes taking turns on a counter file under `flock`, open file
 /// description locks and `lockf` (see `tests/programs/locks.c`). Replay
 /// runs every process in one, so an executed `flock` blocked the replay

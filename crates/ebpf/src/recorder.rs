@@ -17,10 +17,10 @@ use reanimator_fsstate::{Need, Snapshotter};
 use reanimator_record::mappings::SharedMappings;
 use reanimator_record::{
     clear_stop_request, discard_stopped, exit_status, files_open_at_start, fork_stopped,
-    keep_messages_out_of, now_ns, process_start, read_mem, say, spawned_start, status,
-    stop_requested, task_ids, touched_paths, watch_stop_signals, with_writer_thread, CaptureCounts,
-    Captures, ChildSetup, DataPolicy, Error, LeftBehind, RecordSummary, SavedState, Sink,
-    SnapshotPolicy, Status, Target, CAPTURE_MAX,
+    keep_messages_out_of, now_ns, process_start, read_mem, say, signal_sender, spawned_start,
+    status, stop_requested, task_ids, touched_paths, watch_stop_signals, with_writer_thread,
+    CaptureCounts, Captures, ChildSetup, DataPolicy, Error, LeftBehind, RecordSummary, SavedState,
+    Sink, SnapshotPolicy, Status, Target, CAPTURE_MAX,
 };
 use reanimator_trace::{
     CaptureHead, CaptureStatus, ExitStatus, Loss, ProcessExit, ProcessStart, Record, Role,
@@ -1137,7 +1137,7 @@ impl<'s> Recorder<'s, '_, '_> {
                     tid,
                     signo,
                     code,
-                    sender,
+                    sender: signal_sender(signo, code, sender),
                 }))?;
             }
         }

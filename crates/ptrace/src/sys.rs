@@ -103,6 +103,50 @@ pub(crate) fn siginfo(pid: i32) -> io::Result<libc::siginfo_t> {
     Ok(si)
 }
 
+/// Whether a seccomp filter refused call `nr` of the stopped thread
+/// `pid` with a signal (`SECCOMP_RET_TRAP`, `SECCOMP_RET_KILL_*`): a
+/// `SIGSYS` for that call waits in the thread's own queue. The kernel
+/// skipped the call and left its number in `rax`, which its exit stop
+/// reports as a result.
+pub(crate) fn seccomp_refused(pid: i32, nr: u32) -> bool {
+    /// `struct ptrace_peeksiginfo_args`.
+    #[repr(C)]
+    struct Peek {
+        off: u64,
+        flags: u32,
+        nr: i32,
+    }
+    const SYS_SECCOMP: i32 = 1;
+    const QUEUED: usize = 8;
+    let peek = Peek {
+        off: 0,
+        flags: 0,
+        nr: QUEUED as i32,
+    };
+    // SAFETY: all-zero siginfo_t values are valid; the kernel fills at
+    // most `peek.nr` of them.
+    let mut queued: [libc::siginfo_t; QUEUED] = unsafe { std::mem::zeroed() };
+    let Ok(n) = request(
+        libc::PTRACE_PEEKSIGINFO,
+        pid,
+        &peek as *const Peek as usize,
+        queued.as_mut_ptr() as usize,
+    ) else {
+        return false;
+    };
+    queued.iter().take(n as usize).any(|si| {
+        // `_sigsys._syscall` follows the three ints and `_call_addr`.
+        // SAFETY: siginfo_t is 128 bytes, the offset lies inside it.
+        let syscall = unsafe {
+            (si as *const libc::siginfo_t as *const u8)
+                .add(24)
+                .cast::<i32>()
+                .read_unaligned()
+        };
+        si.si_signo == libc::SIGSYS && si.si_code == SYS_SECCOMP && syscall == nr as i32
+    })
+}
+
 pub(crate) fn syscall_info(pid: i32) -> io::Result<SyscallInfo> {
     let mut info = SyscallInfo::default();
     let size = std::mem::size_of::<SyscallInfo>();

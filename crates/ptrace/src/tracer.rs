@@ -31,10 +31,10 @@ use reanimator_trace::{
 
 use reanimator_record::{
     clear_stop_request, discard_stopped, exit_status, files_open_at_start, fork_stopped,
-    install_handler, keep_messages_out_of, now_ns, process_start, spawned_start, stop_requested,
-    take_refused_reads, task_ids, touched_paths, watch_stop_signals, with_writer_thread,
-    CaptureCounts, Captures, DataPolicy, Error, LeftBehind, RecordSummary, SavedState, Sink,
-    Target,
+    install_handler, keep_messages_out_of, now_ns, process_start, signal_sender, spawned_start,
+    stop_requested, take_refused_reads, task_ids, touched_paths, watch_stop_signals,
+    with_writer_thread, CaptureCounts, Captures, DataPolicy, Error, LeftBehind, RecordSummary,
+    SavedState, Sink, Target,
 };
 
 use crate::capture::{capture, CallView};
@@ -1106,6 +1106,16 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                     self.shared.lock().summary.entered_before_attach += 1;
                     return Ok(());
                 }
+                let nr = task.pending.as_ref().map_or(0, |h| h.nr);
+                if info.rval() == i64::from(nr) && sys::seccomp_refused(pid, nr) {
+                    // It never ran: recorded as never returned.
+                    if let Some(head) = task.pending.take() {
+                        let mut c = self.shared.lock();
+                        c.summary.unfinished += 1;
+                        c.sink.call(&head, &task.captures)?;
+                    }
+                    return Ok(());
+                }
                 self.finish_call(pid, info.rval(), info.is_error())?;
             }
             _ => {}
@@ -1336,9 +1346,12 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             return Ok(());
         }
         let (code, sender) = match sys::siginfo(pid) {
-            // SAFETY: si_pid is meaningful for the signals that carry it and
-            // zero-initialised otherwise.
-            Ok(si) => (si.si_code, unsafe { si.si_pid() } as u32),
+            // SAFETY: reading si_pid's bytes is defined whatever the kernel
+            // put there; `signal_sender` keeps only a real process id.
+            Ok(si) => (
+                si.si_code,
+                signal_sender(sig, si.si_code, unsafe { si.si_pid() } as u32),
+            ),
             Err(_) => (0, 0),
         };
         let tgid = self.tasks.get(&pid).map_or(pid as u32, |t| t.tgid);

@@ -38,6 +38,18 @@ pub use sink::{with_writer_thread, Sink};
 /// memory. Larger buffers are captured up to here and marked truncated.
 pub const CAPTURE_MAX: u64 = 256 << 20;
 
+/// The sender's process id a signal's `siginfo` holds: `si_pid` of a
+/// signal a process sent (`si_code` ≤ 0) or of `SIGCHLD`, else 0. The
+/// kernel's own signals put other fields where `si_pid` lies (a fault's
+/// address, `SIGSYS`'s call address), which would read as a process id.
+pub fn signal_sender(signo: i32, code: i32, si_pid: u32) -> u32 {
+    if code <= 0 || signo == libc::SIGCHLD {
+        si_pid
+    } else {
+        0
+    }
+}
+
 /// How much of each data buffer (read/write payloads, iovec elements) to
 /// capture. Paths, strings and structures are always captured: replay
 /// cannot run without them.
@@ -461,5 +473,38 @@ pub(crate) fn dir_name(link: &str) -> Option<Vec<u8>> {
             reanimator_fsstate::host_name(dir.as_fd()).ok()
         }
         Err(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{signal_sender, Captures};
+    use reanimator_trace::{CaptureStatus, Role, CREATED_ID_ARG};
+
+    /// A process id is kept only where `siginfo` holds one.
+    #[test]
+    fn a_signal_sender_is_a_process_only_when_one_sent_it() {
+        assert_eq!(signal_sender(libc::SIGTERM, 0, 42), 42, "kill(2)");
+        assert_eq!(signal_sender(libc::SIGUSR1, -6, 42), 42, "tgkill(2)");
+        assert_eq!(signal_sender(libc::SIGCHLD, 1, 42), 42, "a child exited");
+        assert_eq!(signal_sender(libc::SIGSYS, 1, 0x5a5a), 0, "seccomp's call address");
+        assert_eq!(signal_sender(libc::SIGSEGV, 1, 0x1000), 0, "a fault's address");
+    }
+
+    /// The created thread's id is noted only when the call returned
+    /// another.
+    #[test]
+    fn a_created_id_is_noted_only_when_it_differs() {
+        let mut caps = Captures::default();
+        caps.note_created(31239, 31239);
+        caps.note_created(31239, -1);
+        assert!(caps.heads.is_empty());
+        caps.note_created(31239, 2);
+        let (head, range) = &caps.heads[0];
+        assert_eq!(
+            (head.arg, head.role, head.status, head.len),
+            (CREATED_ID_ARG, Role::Exit, CaptureStatus::Complete, 4)
+        );
+        assert_eq!(caps.bytes[range.clone()], 31239u32.to_le_bytes());
     }
 }

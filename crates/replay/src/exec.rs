@@ -582,6 +582,18 @@ fn advance(iovs: &mut Vec<libc::iovec>, mut n: usize) {
     }
 }
 
+/// Whether a call that succeeded put its thread under a seccomp filter:
+/// `seccomp(SECCOMP_SET_MODE_STRICT or _FILTER)`, `prctl(PR_SET_SECCOMP)`.
+/// Both are raw rows of the catalogue (their arguments are not described),
+/// so they are named here.
+fn installs_a_seccomp_filter(row: &Syscall, args: &[u64; 6]) -> bool {
+    match row.name {
+        "seccomp" => args[0] <= 1,
+        "prctl" => args[0] == libc::PR_SET_SECCOMP as u64,
+        _ => false,
+    }
+}
+
 /// Errors after which a call did nothing, and whose cause replay does not
 /// reproduce, so the call is simulated: issued now, it would succeed, or
 /// find another moment's state.
@@ -665,8 +677,13 @@ impl Thread<'_> {
         self.moved = 0;
         self.acting.assume(self.proc.creds.as_ref());
         let expected = Self::expected(ev);
-        if DID_NOTHING.iter().any(|&e| expected == -i64::from(e)) {
+        if DID_NOTHING.iter().any(|&e| expected == -i64::from(e))
+            || (expected < 0 && self.proc.filtered)
+        {
             return Outcome::Simulated(None);
+        }
+        if expected == 0 && installs_a_seccomp_filter(row, &ev.args) {
+            self.proc.filtered = true;
         }
         // Registered before the call runs: a stream another thread reads
         // meanwhile must not see the entry and miss the change.

@@ -598,6 +598,10 @@ pub(crate) struct Proc {
     /// reaches the same file pages either way), unmapped when the last
     /// process holding one lets go.
     pub maps: Maps,
+    /// The thread is under a seccomp filter (it, or the thread that made
+    /// it, installed one): the filter may have refused a call, which then
+    /// failed with nothing run, so its failed calls are not issued.
+    pub filtered: bool,
     /// The ids of the thread holding this copy; `None` when the trace
     /// does not say (replay then acts with its own).
     pub creds: Option<Creds>,
@@ -842,6 +846,7 @@ pub(crate) struct WeakProc {
     fs: Weak<Mutex<FsInfo>>,
     maps: Weak<Mutex<HashMap<u64, Arc<Mapping>>>>,
     creds: Option<Creds>,
+    filtered: bool,
     aio: Weak<Mutex<HashMap<u64, Arc<Context>>>>,
 }
 
@@ -853,6 +858,7 @@ impl WeakProc {
             fs: self.fs.upgrade()?,
             maps: self.maps.upgrade()?,
             creds: self.creds.clone(),
+            filtered: self.filtered,
             aio: self.aio.upgrade()?,
         })
     }
@@ -866,6 +872,7 @@ impl Proc {
             fs: Arc::downgrade(&self.fs),
             maps: Arc::downgrade(&self.maps),
             creds: self.creds.clone(),
+            filtered: self.filtered,
             aio: Arc::downgrade(&self.aio),
         }
     }
@@ -890,6 +897,7 @@ impl Proc {
             })),
             maps: Arc::default(),
             creds,
+            filtered: false,
             aio: Arc::default(),
         }
     }
@@ -931,6 +939,7 @@ impl Proc {
             fs,
             maps,
             creds: self.creds.clone(),
+            filtered: self.filtered,
             aio,
         }
     }
