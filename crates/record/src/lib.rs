@@ -487,8 +487,16 @@ mod tests {
         assert_eq!(signal_sender(libc::SIGTERM, 0, 42), 42, "kill(2)");
         assert_eq!(signal_sender(libc::SIGUSR1, -6, 42), 42, "tgkill(2)");
         assert_eq!(signal_sender(libc::SIGCHLD, 1, 42), 42, "a child exited");
-        assert_eq!(signal_sender(libc::SIGSYS, 1, 0x5a5a), 0, "seccomp's call address");
-        assert_eq!(signal_sender(libc::SIGSEGV, 1, 0x1000), 0, "a fault's address");
+        assert_eq!(
+            signal_sender(libc::SIGSYS, 1, 0x5a5a),
+            0,
+            "seccomp's call address"
+        );
+        assert_eq!(
+            signal_sender(libc::SIGSEGV, 1, 0x1000),
+            0,
+            "a fault's address"
+        );
     }
 
     /// The created thread's id is noted only when the call returned

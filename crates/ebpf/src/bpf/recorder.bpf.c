@@ -46,6 +46,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define AIO_PWRITEV 8
 
 #define SIGSTOP_NR 19
+#define SIGKILL_NR 9
 #define SIGCONT_NR 18
 #define SIGTTOU_NR 22
 #define SIGCHLD_NR 17
@@ -1981,6 +1982,12 @@ int BPF_PROG(on_signal, int sig, struct kernel_siginfo *info, struct k_sigaction
 	int code = info ? BPF_CORE_READ(info, si_code) : 0;
 	/* Our own back-pressure stop is not the program's signal. */
 	if (sig == SIGSTOP_NR && code == SI_KERNEL_CODE)
+		return 0;
+	/* A SIGKILL with no siginfo is the kernel ending each thread of a
+	 * process on its way out (exit_group, or a fatal signal, which the
+	 * exit records), not a signal the program was sent: ptrace shows no
+	 * such delivery either. */
+	if (sig == SIGKILL_NR && !info)
 		return 0;
 	struct rec_signal *r = reserve_record(sizeof(*r));
 	if (!r)
