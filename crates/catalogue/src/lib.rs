@@ -29,6 +29,7 @@ assert_eq!(read.to_string(), "read(fd: fd, buf: out[ret], count: size) -> size [
 */
 
 mod flags;
+pub mod msg;
 mod table;
 pub mod uring;
 

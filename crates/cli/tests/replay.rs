@@ -1548,6 +1548,39 @@ fn calls_a_seccomp_filter_refused_are_not_replayed() {
     }
 }
 
+/// Descriptors passed over a socket (see `tests/programs/fdpass.c`): the
+/// child writes through a file description it shares with its parent.
+/// Before, the message's control data was not captured, replay did not
+/// know the child had the descriptors, and every call on them failed with
+/// `EBADF` (3 mismatches and 2 files differing).
+/// Now each received descriptor shares its sender's description, under
+/// every order.
+#[test]
+fn descriptors_passed_over_a_socket_share_the_senders_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = program(tmp.path(), "fdpass");
+    for backend in ["ptrace", "ebpf"] {
+        let work = tmp.path().join(format!("work-{backend}"));
+        std::fs::create_dir_all(&work).unwrap();
+        let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
+        let a = std::fs::read_to_string(work.join("a.txt")).unwrap();
+        assert_eq!(a, "parent\nchild\nparent again\n", "{backend}");
+        for order in ["overlap", "strict", "commute"] {
+            let root = tmp.path().join("root");
+            let _ = std::fs::remove_dir_all(&root);
+            replay_clean_at(&root, &trace, &["--order", order]);
+            let replayed = root.join(work.strip_prefix("/").unwrap());
+            for name in ["a.txt", "b.txt", "child.txt"] {
+                assert_eq!(
+                    std::fs::read(replayed.join(name)).unwrap(),
+                    std::fs::read(work.join(name)).unwrap(),
+                    "{backend}, {order}: {name}"
+                );
+            }
+        }
+    }
+}
+
 /// Processes taking turns on a counter file under `flock`, open file
 /// description locks and `lockf` (see `tests/programs/locks.c`). Replay
 /// runs every process in one, so an executed `flock` blocked the replay

@@ -4,7 +4,7 @@
 
 use reanimator_catalogue::{aio, Dir, Kind, Len, Syscall};
 use reanimator_record::{read_mapped, read_mem, CaptureCounts, Captures, DataPolicy, CAPTURE_MAX};
-use reanimator_trace::{CaptureHead, CaptureStatus, Role};
+use reanimator_trace::{CaptureHead, CaptureStatus, Role, CONTROL_ELEM, CONTROL_MAX};
 
 use reanimator_record::mappings::overlaps;
 
@@ -133,13 +133,26 @@ pub(crate) fn capture(
                 take_iovecs(&iovs, view, &mut take_data);
             }
             Kind::MsgHdr { dir } if view.reads(dir) => {
-                // struct msghdr: msg_iov at offset 16, msg_iovlen at 24.
-                let mut hdr = [0u8; 32];
+                // struct msghdr: msg_iov at offset 16, msg_iovlen at 24,
+                // msg_control at 32, msg_controllen at 40 (at exit, what
+                // the kernel filled).
+                let mut hdr = [0u8; 48];
                 if read_mem(view.pid, addr, &mut hdr) == hdr.len() {
-                    let iov = u64::from_le_bytes(hdr[16..24].try_into().expect("8 bytes"));
-                    let iovlen = u64::from_le_bytes(hdr[24..32].try_into().expect("8 bytes"));
-                    let iovs = iovec_array(view.pid, iov, iovlen);
+                    let word = |at: usize| {
+                        u64::from_le_bytes(hdr[at..at + 8].try_into().expect("8 bytes"))
+                    };
+                    let iovs = iovec_array(view.pid, word(16), word(24));
                     take_iovecs(&iovs, view, &mut take_data);
+                    let (control, n) = (word(32), word(40));
+                    if control != 0 && n > 0 {
+                        let what = Bytes {
+                            head: head(CONTROL_ELEM, n),
+                            addr: control,
+                            present: n,
+                        };
+                        let policy = DataPolicy::Max(CONTROL_MAX);
+                        take_bytes(view.pid, what, policy, read_mem, out, counts);
+                    }
                 } else {
                     unreadable(view, (arg, 0), 56, out, counts);
                 }

@@ -23,7 +23,7 @@ use reanimator_catalogue::{
     Syscall, Which,
 };
 use reanimator_fsstate::{fd_path, is_pseudo, join_as_called, open_in, Owners, Root};
-use reanimator_trace::{CaptureStatus, Role, SyscallEvent};
+use reanimator_trace::{CaptureStatus, Role, SyscallEvent, CONTROL_ELEM};
 
 use crate::aio;
 use crate::state::{lock, Creds, FdEntry, InRemoved, Listing, Mapping, Proc, Target, FS};
@@ -99,6 +99,8 @@ pub(crate) struct Thread<'a> {
     pub live_maps: &'a crate::state::LiveMappings,
     /// The directory streams being read.
     pub listings: &'a crate::state::ListingsInProgress,
+    /// Descriptors sent over sockets and not yet received.
+    pub passed: &'a crate::state::Passed,
     /// Every live process's latest state, for renames to follow (see
     /// [`crate::state::follow_rename_everywhere`]).
     pub procs: &'a Mutex<HashMap<u32, crate::state::WeakProc>>,
@@ -761,20 +763,91 @@ impl Thread<'_> {
                 );
             }
             for (i, p) in row.params().iter().enumerate() {
-                if let Kind::Struct {
-                    ty: StructType::FdPair,
-                    ..
-                } = p.kind
-                {
-                    if let Some((a, b)) = fd_pair(ev, i as u8) {
-                        let mut t = lock(&self.proc.fds);
-                        install(&mut t, a, FdEntry::simulated(Vec::new(), cloexec), ev);
-                        install(&mut t, b, FdEntry::simulated(Vec::new(), cloexec), ev);
+                match p.kind {
+                    Kind::Struct {
+                        ty: StructType::FdPair,
+                        ..
+                    } => {
+                        if let Some((a, b)) = fd_pair(ev, i as u8) {
+                            let mut t = lock(&self.proc.fds);
+                            install(&mut t, a, FdEntry::simulated(Vec::new(), cloexec), ev);
+                            install(&mut t, b, FdEntry::simulated(Vec::new(), cloexec), ev);
+                        }
                     }
+                    Kind::MsgHdr { dir: Dir::In } => self.send_fds(ev, i as u8),
+                    Kind::MsgHdr { dir: Dir::Out } => {
+                        if let Err(m) = self.receive_fds(ev, i as u8) {
+                            return Outcome::Simulated(Some(m));
+                        }
+                    }
+                    _ => {}
                 }
             }
         }
         Outcome::Simulated(None)
+    }
+
+    /// The descriptors a message (argument `arg`, control data read at
+    /// `role`) passed with `SCM_RIGHTS`.
+    fn passed_in(ev: &SyscallEvent, arg: u8, role: Role) -> Vec<i32> {
+        ev.capture_elem(arg, role, CONTROL_ELEM)
+            .and_then(|c| c.data.as_deref())
+            .map(catalogue::msg::passed_fds)
+            .unwrap_or_default()
+    }
+
+    /// A `sendmsg` that sent descriptors: their entries wait for the
+    /// `recvmsg` that takes them (one unknown to replay, simulated).
+    fn send_fds(&self, ev: &SyscallEvent, arg: u8) {
+        for fd in Self::passed_in(ev, arg, Role::Entry) {
+            let e = self
+                .proc
+                .entry(ev, fd)
+                .unwrap_or_else(|| FdEntry::simulated(Vec::new(), false));
+            lock(self.passed).push_back(e);
+        }
+    }
+
+    /// A `recvmsg` that received descriptors: each shares the open file
+    /// description its sender's had, from the sends replayed so far
+    /// (waiting for them while other threads make progress: the send may
+    /// have overlapped the receive).
+    fn receive_fds(&self, ev: &SyscallEvent, arg: u8) -> Result<(), Mismatch> {
+        let fds = Self::passed_in(ev, arg, Role::Exit);
+        if fds.is_empty() {
+            return Ok(());
+        }
+        let cloexec = ev.args[2] & libc::MSG_CMSG_CLOEXEC as u64 != 0;
+        let mut seen = self.progress.load(Ordering::Relaxed);
+        let mut since = Instant::now();
+        let entries = loop {
+            {
+                let mut q = lock(self.passed);
+                if q.len() >= fds.len() {
+                    break q.drain(..fds.len()).collect::<Vec<_>>();
+                }
+            }
+            let now = self.progress.load(Ordering::Relaxed);
+            if now != seen {
+                (seen, since) = (now, Instant::now());
+            } else if since.elapsed() >= STALL_AGAIN {
+                let mut t = lock(&self.proc.fds);
+                for &fd in &fds {
+                    install(&mut t, fd, FdEntry::simulated(Vec::new(), cloexec), ev);
+                }
+                return Err(format!(
+                    "received {} descriptors no replayed sendmsg sent: simulated",
+                    fds.len()
+                ));
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        };
+        let mut t = lock(&self.proc.fds);
+        for (fd, mut e) in fds.into_iter().zip(entries) {
+            e.cloexec = cloexec;
+            install(&mut t, fd, e, ev);
+        }
+        Ok(())
     }
 
     /// Makes the socket file a `bind` to Unix socket path `path` made;

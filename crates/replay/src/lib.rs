@@ -403,6 +403,8 @@ struct Shared<'a> {
     /// The shared writable file mappings alive in the replay.
     live_maps: state::LiveMappings,
     listings: state::ListingsInProgress,
+    /// Descriptors sent with `SCM_RIGHTS` and not yet received.
+    passed: state::Passed,
 }
 
 impl Shared<'_> {
@@ -626,6 +628,7 @@ pub fn replay(
         snapshots: state::Snapshots::default(),
         live_maps: state::LiveMappings::default(),
         listings: state::ListingsInProgress::default(),
+        passed: state::Passed::default(),
     };
     let started = Instant::now();
     let mut manifest: Vec<PathState> = Vec::new();
@@ -929,6 +932,7 @@ fn thread_main(
         snapshots: &shared.snapshots,
         live_maps: &shared.live_maps,
         listings: &shared.listings,
+        passed: &shared.passed,
         procs: &shared.latest,
         own_trace: shared.own_trace.as_deref(),
         acting: Acting::new(),

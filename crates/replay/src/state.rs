@@ -744,6 +744,14 @@ pub(crate) fn in_removed(
     (!rel.is_empty()).then_some(InRemoved::Itself(dir, name))
 }
 
+/// Descriptors sent over sockets with `SCM_RIGHTS` (the sender's
+/// entries, so the receiver shares their open file descriptions), in the
+/// order the replayed `sendmsg` calls sent them, until a `recvmsg` takes
+/// them. One queue for every socket: the trace does not say which socket
+/// a message crossed to, so two streams of descriptors passed at once
+/// may swap (the calls on them then mismatch).
+pub(crate) type Passed = Mutex<std::collections::VecDeque<FdEntry>>;
+
 /// A directory a replayed call is about to remove while live processes
 /// are in it or hold it open: they go on in it after the call, as they
 /// did when recorded ([`in_removed`]).

@@ -21,7 +21,7 @@ use std::fmt::Write;
 use reanimator_catalogue::{self as catalogue, aio, uring, Dir, Kind, Ret, StructType, Syscall};
 use reanimator_trace::{
     Capture, CaptureStatus, ClockAnchor, ContentHash, ContentNote, ExitStatus, FileKind, PathPhase,
-    Record, Role, StartCause, SyscallEvent,
+    Record, Role, StartCause, SyscallEvent, CONTROL_ELEM,
 };
 use serde_json::{json, Map, Value};
 
@@ -386,14 +386,30 @@ impl Renderer {
                 let elems: Vec<String> = e
                     .captures
                     .iter()
-                    .filter(|c| c.arg == idx && c.role == role)
+                    .filter(|c| c.arg == idx && c.role == role && c.elem != CONTROL_ELEM)
                     .map(|c| self.capture_text(c))
                     .collect();
-                if elems.is_empty() {
-                    hex_or_null(raw)
-                } else {
-                    format!("{{msg_iov=[{}]}}", elems.join(", "))
+                let control = e.capture_elem(idx, role, CONTROL_ELEM);
+                if elems.is_empty() && control.is_none() {
+                    return hex_or_null(raw);
                 }
+                let mut s = format!("{{msg_iov=[{}]", elems.join(", "));
+                if let Some(data) = control.and_then(|c| c.data.as_deref()) {
+                    let parts: Vec<String> = catalogue::msg::ancillary(data)
+                        .iter()
+                        .map(|a| match (a.level, a.kind) {
+                            (catalogue::msg::SOL_SOCKET, catalogue::msg::SCM_RIGHTS) => {
+                                format!("SCM_RIGHTS {:?}", a.fds())
+                            }
+                            (level, kind) => {
+                                format!("{{level {level}, type {kind}, {} bytes}}", a.data.len())
+                            }
+                        })
+                        .collect();
+                    let _ = write!(s, ", msg_control=[{}]", parts.join(", "));
+                }
+                s.push('}');
+                s
             }
             Kind::IoCbs { .. } => self.aio_text(e, idx, Role::Entry, raw),
             Kind::IoEvents => self.aio_text(e, idx, Role::Exit, raw),

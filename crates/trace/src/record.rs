@@ -136,6 +136,16 @@ impl SyscallExit {
 /// past the six argument registers, so no call's own captures use it.
 pub const CREATED_ID_ARG: u8 = 6;
 
+/// The element index, within a `sendmsg` or `recvmsg` message's captures
+/// (its iovec elements are numbered from 0), of its control data
+/// (`msg_control`): at entry for `sendmsg`, at exit, as the kernel filled
+/// it, for `recvmsg`. Descriptors passed with `SCM_RIGHTS` are in it.
+pub const CONTROL_ELEM: u32 = u32::MAX;
+
+/// Most control data captured per message: ancillary data larger than
+/// this is cut (`truncated`), though no real program passes so much.
+pub const CONTROL_MAX: u64 = 4096;
+
 impl SyscallEvent {
     /// The thread a successful clone made, by its start record's id (see
     /// [`CREATED_ID_ARG`]); `None` if the call failed or made none.

@@ -45,6 +45,11 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define AIO_PREADV 7
 #define AIO_PWRITEV 8
 
+/* A message's control data: its capture elem and most bytes taken
+ * (reanimator_trace::CONTROL_ELEM, CONTROL_MAX). */
+#define CONTROL_ELEM 0xffffffffu
+#define CONTROL_MAX 4096
+
 #define SIGSTOP_NR 19
 #define SIGKILL_NR 9
 #define SIGCONT_NR 18
@@ -1030,8 +1035,10 @@ __noinline int capture_param(struct pass *p, __u32 i)
 	if (ps.kind == K_IOVEC) {
 		emit_iovecs(&c, addr, arg_of(p, ps.len_arg), left, p->exit);
 	} else if (ps.kind == K_MSGHDR) {
-		/* struct msghdr: msg_iov at offset 16, msg_iovlen at 24. */
-		__u64 hdr[4];
+		/* struct msghdr: msg_iov at offset 16, msg_iovlen at 24,
+		 * msg_control at 32, msg_controllen at 40 (at exit, what the
+		 * kernel filled). */
+		__u64 hdr[6];
 		if (bpf_probe_read_user(hdr, sizeof(hdr), (void *)addr)) {
 			c.len = 56;
 			c.flags |= CAP_FAILED;
@@ -1041,6 +1048,13 @@ __noinline int capture_param(struct pass *p, __u32 i)
 			return 0;
 		}
 		emit_iovecs(&c, hdr[2], hdr[3], left, p->exit);
+		if (hdr[4] && hdr[5]) {
+			c.addr = hdr[4];
+			c.elem = CONTROL_ELEM;
+			c.len = c.present = hdr[5];
+			c.want = hdr[5] < CONTROL_MAX ? hdr[5] : CONTROL_MAX;
+			emit_data(&c);
+		}
 	} else if (ps.kind == K_IOCBS) {
 		__s64 nr = arg_of(p, ps.len_arg);
 		return emit_aio(&c, nr > 0 ? nr : 0);

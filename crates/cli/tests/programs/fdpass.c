@@ -1,0 +1,76 @@
+/* A parent passes two descriptors to its child over a socket pair
+ * (SCM_RIGHTS, received with MSG_CMSG_CLOEXEC): a file open read-write,
+ * whose offset both then share, and one open for appending. The child
+ * writes through both and says so; the parent then writes through its
+ * own copy, after the child's bytes. Runs in the current directory;
+ * stops at the first call that fails. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CK(x) do { if ((x) < 0) { perror(#x); exit(99); } } while (0)
+
+static void put(int fd, const char *s) { CK(write(fd, s, strlen(s))); }
+
+int main(void) {
+    int sv[2];
+    CK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+    pid_t pid;
+    CK(pid = fork());
+    if (pid == 0) {
+        CK(close(sv[0]));
+        char byte;
+        struct iovec io = {&byte, 1};
+        char control[CMSG_SPACE(2 * sizeof(int))];
+        struct msghdr m = {0};
+        m.msg_iov = &io;
+        m.msg_iovlen = 1;
+        m.msg_control = control;
+        m.msg_controllen = sizeof control;
+        CK(recvmsg(sv[1], &m, MSG_CMSG_CLOEXEC));
+        int fds[2];
+        memcpy(fds, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof fds);
+        put(fds[0], "child\n");
+        put(fds[1], "child appends\n");
+        int flags;
+        CK(flags = fcntl(fds[0], F_GETFD));
+        int note;
+        CK(note = open("child.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644));
+        put(note, flags & FD_CLOEXEC ? "close-on-exec\n" : "inherited\n");
+        CK(close(note));
+        CK(write(sv[1], "k", 1));
+        _exit(0);
+    }
+    CK(close(sv[1]));
+    int a, b;
+    CK(a = open("a.txt", O_RDWR | O_CREAT | O_TRUNC, 0644));
+    CK(b = open("b.txt", O_WRONLY | O_CREAT | O_APPEND | O_TRUNC, 0644));
+    put(a, "parent\n");
+    char byte = 'x';
+    struct iovec io = {&byte, 1};
+    char control[CMSG_SPACE(2 * sizeof(int))];
+    memset(control, 0, sizeof control);
+    struct msghdr m = {0};
+    m.msg_iov = &io;
+    m.msg_iovlen = 1;
+    m.msg_control = control;
+    m.msg_controllen = sizeof control;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(2 * sizeof(int));
+    int fds[2] = {a, b};
+    memcpy(CMSG_DATA(c), fds, sizeof fds);
+    CK(sendmsg(sv[0], &m, 0));
+    CK(close(b));
+    CK(read(sv[0], &byte, 1));
+    put(a, "parent again\n");
+    int status;
+    CK(waitpid(pid, &status, 0));
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 98;
+}
