@@ -606,6 +606,13 @@ pub enum Effect {
     /// Sets the CPUs the task of its first argument may run on
     /// (`sched_setaffinity`): from then on that task sees its own choice.
     SetsCpus,
+    /// Puts the calling thread, and the threads it makes afterwards, under
+    /// a seccomp filter when its first argument is one of these operations
+    /// (`seccomp(SECCOMP_SET_MODE_STRICT, _FILTER)`,
+    /// `prctl(PR_SET_SECCOMP)`). The filter may then refuse any call with
+    /// any errno without the kernel running it, so replay does not issue
+    /// the thread's failed calls.
+    Seccomp(&'static [u64]),
 }
 
 /// Whose ids a [`Effect::SetIds`] call changes, and which of them.
@@ -830,6 +837,12 @@ impl Syscall {
                 _ => None,
             })
             == Some(true)
+    }
+
+    /// Whether the call, given `args`, puts its thread under a seccomp
+    /// filter ([`Effect::Seccomp`]).
+    pub fn installs_seccomp_filter(&self, args: &[u64; 6]) -> bool {
+        matches!(self.effect, Effect::Seccomp(ops) if ops.contains(&args[0]))
     }
 
     /// Index of the first parameter of kind `kind`.

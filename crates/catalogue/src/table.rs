@@ -33,6 +33,9 @@ macro_rules! sys {
 /// A raw row: recorded as six argument words, not decoded.
 macro_rules! raw {
     ($nr:expr, $name:ident, $replay:expr, $groups:expr) => {
+        raw!($nr, $name, $replay, $groups, E::None)
+    };
+    ($nr:expr, $name:ident, $replay:expr, $groups:expr, $effect:expr) => {
         Syscall {
             nr: $nr,
             name: stringify!($name),
@@ -40,7 +43,7 @@ macro_rules! raw {
             ret: Ret::Int,
             replay: $replay,
             groups: $groups,
-            effect: E::None,
+            effect: $effect,
         }
     };
 }
@@ -235,7 +238,8 @@ pub(crate) const TABLE: &[Syscall] = &[
     raw!(154, modify_ldt, Simulate, 0),
     raw!(155, pivot_root, Simulate, G::FILE),
     raw!(156, _sysctl, Simulate, 0),
-    raw!(157, prctl, Simulate, G::PROCESS),
+    // PR_SET_SECCOMP.
+    raw!(157, prctl, Simulate, G::PROCESS, E::Seccomp(&[22])),
     raw!(158, arch_prctl, Simulate, G::PROCESS),
     raw!(159, adjtimex, Simulate, G::CLOCK),
     raw!(160, setrlimit, Simulate, 0),
@@ -397,7 +401,8 @@ pub(crate) const TABLE: &[Syscall] = &[
     raw!(314, sched_setattr, Simulate, G::PROCESS),
     raw!(315, sched_getattr, Ignore, 0),
     sys!(316, renameat2, [olddirfd: DirFd, oldpath: Path, newdirfd: DirFd, newpath: Path, flags: Flags(F::Rename)], Int, Execute, G::FILE | G::NOFOLLOW, E::Move),
-    raw!(317, seccomp, Simulate, G::PROCESS),
+    // SECCOMP_SET_MODE_STRICT, SECCOMP_SET_MODE_FILTER.
+    raw!(317, seccomp, Simulate, G::PROCESS, E::Seccomp(&[0, 1])),
     sys!(318, getrandom, [buf: outb(RetLen), buflen: Size, flags: Hex], Size, Emulate, 0),
     sys!(319, memfd_create, [name: Str, flags: Flags(F::Memfd)], Fd, Execute, G::DESC | G::MEMORY),
     raw!(320, kexec_file_load, Simulate, 0),

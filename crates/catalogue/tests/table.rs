@@ -742,6 +742,7 @@ fn effects_have_the_arguments_their_followers_read() {
                         Kind::Offset,
                     ]
             }
+            Effect::Seccomp(ops) => s.params.is_none() && !ops.is_empty(),
             Effect::ShowsCpus | Effect::SetsCpus => {
                 kinds.first() == Some(&Kind::Pid) && matches!(kinds.get(2), Some(Kind::Buf { .. }))
             }

@@ -584,18 +584,6 @@ fn advance(iovs: &mut Vec<libc::iovec>, mut n: usize) {
     }
 }
 
-/// Whether a call that succeeded put its thread under a seccomp filter:
-/// `seccomp(SECCOMP_SET_MODE_STRICT or _FILTER)`, `prctl(PR_SET_SECCOMP)`.
-/// Both are raw rows of the catalogue (their arguments are not described),
-/// so they are named here.
-fn installs_a_seccomp_filter(row: &Syscall, args: &[u64; 6]) -> bool {
-    match row.name {
-        "seccomp" => args[0] <= 1,
-        "prctl" => args[0] == libc::PR_SET_SECCOMP as u64,
-        _ => false,
-    }
-}
-
 /// Errors after which a call did nothing, and whose cause replay does not
 /// reproduce, so the call is simulated: issued now, it would succeed, or
 /// find another moment's state.
@@ -684,7 +672,7 @@ impl Thread<'_> {
         {
             return Outcome::Simulated(None);
         }
-        if expected == 0 && installs_a_seccomp_filter(row, &ev.args) {
+        if expected == 0 && row.installs_seccomp_filter(&ev.args) {
             self.proc.filtered = true;
         }
         // Registered before the call runs: a stream another thread reads
