@@ -1554,7 +1554,9 @@ fn calls_a_seccomp_filter_refused_are_not_replayed() {
 /// know the child had the descriptors, and every call on them failed with
 /// `EBADF` (3 mismatches and 2 files differing).
 /// Now each received descriptor shares its sender's description, under
-/// every order.
+/// every order, and only a receive on the same socket pair takes it (with
+/// one queue for all sockets, the one sent over an unread pair first was
+/// taken: 2 files differed).
 #[test]
 fn descriptors_passed_over_a_socket_share_the_senders_file() {
     let tmp = tempfile::tempdir().unwrap();

@@ -757,9 +757,13 @@ impl Thread<'_> {
                         ..
                     } => {
                         if let Some((a, b)) = fd_pair(ev, i as u8) {
+                            let end = FdEntry {
+                                pair: Some(ev.seq),
+                                ..FdEntry::simulated(Vec::new(), cloexec)
+                            };
                             let mut t = lock(&self.proc.fds);
-                            install(&mut t, a, FdEntry::simulated(Vec::new(), cloexec), ev);
-                            install(&mut t, b, FdEntry::simulated(Vec::new(), cloexec), ev);
+                            install(&mut t, a, end.clone(), ev);
+                            install(&mut t, b, end, ev);
                         }
                     }
                     Kind::MsgHdr { dir: Dir::In } => self.send_fds(ev, i as u8),
@@ -787,13 +791,20 @@ impl Thread<'_> {
     /// A `sendmsg` that sent descriptors: their entries wait for the
     /// `recvmsg` that takes them (one unknown to replay, simulated).
     fn send_fds(&self, ev: &SyscallEvent, arg: u8) {
+        let pair = self.pair_of(ev);
         for fd in Self::passed_in(ev, arg, Role::Entry) {
             let e = self
                 .proc
                 .entry(ev, fd)
                 .unwrap_or_else(|| FdEntry::simulated(Vec::new(), false));
-            lock(self.passed).push_back(e);
+            self.passed.send(pair, e);
         }
+    }
+
+    /// The socket pair the call's socket (its first argument) is an end
+    /// of, if the trace made it.
+    fn pair_of(&self, ev: &SyscallEvent) -> Option<u64> {
+        self.proc.entry(ev, ev.args[0] as i32).and_then(|e| e.pair)
     }
 
     /// A `recvmsg` that received descriptors: each shares the open file
@@ -806,14 +817,12 @@ impl Thread<'_> {
             return Ok(());
         }
         let cloexec = ev.args[2] & libc::MSG_CMSG_CLOEXEC as u64 != 0;
+        let pair = self.pair_of(ev);
         let mut seen = self.progress.load(Ordering::Relaxed);
         let mut since = Instant::now();
         let entries = loop {
-            {
-                let mut q = lock(self.passed);
-                if q.len() >= fds.len() {
-                    break q.drain(..fds.len()).collect::<Vec<_>>();
-                }
+            if let Some(entries) = self.passed.receive(pair, fds.len()) {
+                break entries;
             }
             let now = self.progress.load(Ordering::Relaxed);
             if now != seen {

@@ -79,6 +79,10 @@ pub(crate) struct FdEntry {
     /// ([`mark_removed`]): paths named from it resolve as from a removed
     /// working directory ([`in_removed`]).
     pub removed: bool,
+    /// Of either end of a socket pair the trace made, the number both
+    /// share (the `socketpair`'s sequence id): descriptors passed across
+    /// it wait under it ([`Passed`]).
+    pub pair: Option<u64>,
 }
 
 /// Names a directory stream returned, in the trace and in replay; compared
@@ -226,6 +230,7 @@ impl FdEntry {
             opened_ns: 0,
             displaced: None,
             removed: false,
+            pair: None,
         }
     }
 
@@ -289,6 +294,7 @@ impl FdEntry {
             opened_ns: 0,
             displaced: None,
             removed: false,
+            pair: None,
         }
     }
 }
@@ -744,13 +750,39 @@ pub(crate) fn in_removed(
     (!rel.is_empty()).then_some(InRemoved::Itself(dir, name))
 }
 
+/// Most descriptors waiting under one key of [`Passed`]: ones sent to a
+/// process outside the trace are never received, and each holds a real
+/// descriptor open.
+const PASSED_MAX: usize = 1024;
+
 /// Descriptors sent over sockets with `SCM_RIGHTS` (the sender's
 /// entries, so the receiver shares their open file descriptions), in the
 /// order the replayed `sendmsg` calls sent them, until a `recvmsg` takes
-/// them. One queue for every socket: the trace does not say which socket
-/// a message crossed to, so two streams of descriptors passed at once
-/// may swap (the calls on them then mismatch).
-pub(crate) type Passed = Mutex<std::collections::VecDeque<FdEntry>>;
+/// them: per socket pair the trace made ([`FdEntry::pair`]), and one
+/// queue for every other socket, since the trace does not say which
+/// socket a message crossed to (two streams of descriptors passed at once
+/// over such sockets may swap; the calls on them then mismatch).
+#[derive(Default)]
+pub(crate) struct Passed(Mutex<HashMap<Option<u64>, std::collections::VecDeque<FdEntry>>>);
+
+impl Passed {
+    /// Queues `e`, sent across the socket pair `pair` (or another socket).
+    pub fn send(&self, pair: Option<u64>, e: FdEntry) {
+        let mut m = lock(&self.0);
+        let q = m.entry(pair).or_default();
+        if q.len() == PASSED_MAX {
+            q.pop_front();
+        }
+        q.push_back(e);
+    }
+
+    /// The `n` entries sent first across `pair`, if that many wait.
+    pub fn receive(&self, pair: Option<u64>, n: usize) -> Option<Vec<FdEntry>> {
+        let mut m = lock(&self.0);
+        let q = m.get_mut(&pair).filter(|q| q.len() >= n)?;
+        Some(q.drain(..n).collect())
+    }
+}
 
 /// A directory a replayed call is about to remove while live processes
 /// are in it or hold it open: they go on in it after the call, as they

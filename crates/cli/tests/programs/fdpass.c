@@ -2,7 +2,9 @@
  * (SCM_RIGHTS, received with MSG_CMSG_CLOEXEC): a file open read-write,
  * whose offset both then share, and one open for appending. The child
  * writes through both and says so; the parent then writes through its
- * own copy, after the child's bytes. Runs in the current directory;
+ * own copy, after the child's bytes. Before, it sends the appending one
+ * over another socket pair that nobody reads: a receive must take what
+ * crossed its own pair. Runs in the current directory;
  * stops at the first call that fails. */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -16,6 +18,25 @@
 #define CK(x) do { if ((x) < 0) { perror(#x); exit(99); } } while (0)
 
 static void put(int fd, const char *s) { CK(write(fd, s, strlen(s))); }
+
+/* Sends descriptors `fds[0..n]` and one byte over socket `sock`. */
+static void send_fds(int sock, const int *fds, int n) {
+    char byte = 'x';
+    struct iovec io = {&byte, 1};
+    char control[CMSG_SPACE(2 * sizeof(int))];
+    memset(control, 0, sizeof control);
+    struct msghdr m = {0};
+    m.msg_iov = &io;
+    m.msg_iovlen = 1;
+    m.msg_control = control;
+    m.msg_controllen = CMSG_SPACE(n * sizeof(int));
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(n * sizeof(int));
+    memcpy(CMSG_DATA(c), fds, n * sizeof(int));
+    CK(sendmsg(sock, &m, 0));
+}
 
 int main(void) {
     int sv[2];
@@ -51,23 +72,13 @@ int main(void) {
     CK(a = open("a.txt", O_RDWR | O_CREAT | O_TRUNC, 0644));
     CK(b = open("b.txt", O_WRONLY | O_CREAT | O_APPEND | O_TRUNC, 0644));
     put(a, "parent\n");
-    char byte = 'x';
-    struct iovec io = {&byte, 1};
-    char control[CMSG_SPACE(2 * sizeof(int))];
-    memset(control, 0, sizeof control);
-    struct msghdr m = {0};
-    m.msg_iov = &io;
-    m.msg_iovlen = 1;
-    m.msg_control = control;
-    m.msg_controllen = sizeof control;
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(2 * sizeof(int));
+    int unread[2];
+    CK(socketpair(AF_UNIX, SOCK_STREAM, 0, unread));
+    send_fds(unread[0], &b, 1);
     int fds[2] = {a, b};
-    memcpy(CMSG_DATA(c), fds, sizeof fds);
-    CK(sendmsg(sv[0], &m, 0));
+    send_fds(sv[0], fds, 2);
     CK(close(b));
+    char byte;
     CK(read(sv[0], &byte, 1));
     put(a, "parent again\n");
     int status;
