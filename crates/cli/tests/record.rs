@@ -73,6 +73,46 @@ fn exit_status_is_the_commands() {
     assert_eq!(out.status.code(), Some(128 + 11), "128+SIGSEGV like strace");
 }
 
+/// Both back ends record the same signals of a process killed by one:
+/// the SIGTERM its parent sent (with the sender), and no SIGKILL (the
+/// kernel's ending of the threads is no signal the program was sent).
+/// Before, the eBPF recorder wrote `SIGKILL {si_code=0, si_pid=0}` in the
+/// SIGTERM's place (the kernel's short way for fatal signals never
+/// reaches `signal_deliver`), and a SIGSYS's call address as its sender.
+#[test]
+fn a_fatal_signal_is_recorded_alike_by_both_back_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = "sleep 5 & sleep 0.2; kill -TERM $!; wait";
+    for backend in ["ptrace", "ebpf"] {
+        let name = format!("{backend}.rtr");
+        let out = record(
+            dir.path(),
+            &["--backend", backend, "-o", &name, "--", "sh", "-c", script],
+        );
+        assert!(out.status.success(), "{}", common::show(&out));
+        let recs = records(&dir.path().join(&name));
+        let signals: Vec<(i32, u32)> = recs
+            .iter()
+            .filter_map(|r| match r {
+                Record::Signal(s) if s.signo != libc::SIGCHLD => Some((s.signo, s.sender)),
+                _ => None,
+            })
+            .collect();
+        let shell = recs
+            .iter()
+            .find_map(|r| match r {
+                Record::ProcessStart(p) => Some(p.tgid),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(signals, vec![(libc::SIGTERM, shell)], "{backend}");
+        let killed = recs.iter().any(|r| {
+            matches!(r, Record::ProcessExit(e) if e.status == ExitStatus::Killed { signal: libc::SIGTERM, core: false })
+        });
+        assert!(killed, "{backend}: the sleep was killed by SIGTERM");
+    }
+}
+
 #[test]
 fn default_name_never_replaces_a_trace() {
     let dir = tempfile::tempdir().unwrap();

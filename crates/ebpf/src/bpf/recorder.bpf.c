@@ -52,6 +52,10 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 #define SIGSTOP_NR 19
 #define SIGKILL_NR 9
+/* signal_struct's SIGNAL_GROUP_EXIT, and signal_generate's result for a
+ * signal queued to its target (TRACE_SIGNAL_DELIVERED). */
+#define SIGNAL_GROUP_EXIT_FLAG 0x4
+#define TRACE_SIGNAL_DELIVERED_CODE 0
 #define SIGCONT_NR 18
 #define SIGTTOU_NR 22
 #define SIGCHLD_NR 17
@@ -1986,6 +1990,25 @@ int BPF_PROG(on_task_free, struct task_struct *p)
 	return 0;
 }
 
+/* Records the delivery of `sig` (with `info`, if any) to thread `tid` of
+ * process `tgid`. */
+static __always_inline void emit_signal(__u32 tid, __u32 tgid, int sig, int code,
+					struct kernel_siginfo *info)
+{
+	struct rec_signal *r = reserve_record(sizeof(*r));
+	if (!r)
+		return;
+	r->h.type = REC_SIGNAL;
+	r->h.tid = tid;
+	r->h.seq = __sync_fetch_and_add(&next_seq, 1);
+	r->h.time_ns = bpf_ktime_get_ns();
+	r->tgid = tgid;
+	r->signo = sig;
+	r->code = code;
+	r->sender = info ? BPF_CORE_READ(info, _sifields._kill._pid) : 0;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
 SEC("tp_btf/signal_deliver")
 int BPF_PROG(on_signal, int sig, struct kernel_siginfo *info, struct k_sigaction *ka)
 {
@@ -1998,23 +2021,35 @@ int BPF_PROG(on_signal, int sig, struct kernel_siginfo *info, struct k_sigaction
 	if (sig == SIGSTOP_NR && code == SI_KERNEL_CODE)
 		return 0;
 	/* A SIGKILL with no siginfo is the kernel ending each thread of a
-	 * process on its way out (exit_group, or a fatal signal, which the
-	 * exit records), not a signal the program was sent: ptrace shows no
-	 * such delivery either. */
+	 * process on its way out (exit_group, or a fatal signal, recorded by
+	 * on_fatal_signal), not a signal the program was sent: ptrace shows
+	 * no such delivery either. */
 	if (sig == SIGKILL_NR && !info)
 		return 0;
-	struct rec_signal *r = reserve_record(sizeof(*r));
-	if (!r)
+	emit_signal((__u32)pid_tgid, tgid, sig, code, info);
+	return 0;
+}
+
+/* A fatal signal (its default action ends the process, and no tracer
+ * watches) takes the kernel's short way: the process starts to exit as
+ * the signal is sent, its threads die of SIGKILL, and the signal itself
+ * never reaches signal_deliver. Recorded here, as delivered to the thread
+ * it was sent to, as the ptrace recorder sees it. */
+SEC("tp_btf/signal_generate")
+int BPF_PROG(on_fatal_signal, int sig, struct kernel_siginfo *info, struct task_struct *task,
+	     int group, int result)
+{
+	if (sig == SIGKILL_NR || result != TRACE_SIGNAL_DELIVERED_CODE)
 		return 0;
-	r->h.type = REC_SIGNAL;
-	r->h.tid = (__u32)pid_tgid;
-	r->h.seq = __sync_fetch_and_add(&next_seq, 1);
-	r->h.time_ns = bpf_ktime_get_ns();
-	r->tgid = tgid;
-	r->signo = sig;
-	r->code = code;
-	r->sender = info ? BPF_CORE_READ(info, _sifields._kill._pid) : 0;
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	__u32 tgid = task->tgid;
+	if ((task->flags & PF_IO_WORKER_FLAG) || !is_traced(tgid))
+		return 0;
+	struct signal_struct *s = task->signal;
+	if (!(BPF_CORE_READ(s, flags) & SIGNAL_GROUP_EXIT_FLAG) ||
+	    BPF_CORE_READ(s, group_exit_code) != sig)
+		return 0;
+	int code = info ? BPF_CORE_READ(info, si_code) : 0;
+	emit_signal(task->pid, tgid, sig, code, info);
 	return 0;
 }
 
