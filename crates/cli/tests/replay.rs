@@ -1554,9 +1554,11 @@ fn calls_a_seccomp_filter_refused_are_not_replayed() {
 /// know the child had the descriptors, and every call on them failed with
 /// `EBADF` (3 mismatches and 2 files differing).
 /// Now each received descriptor shares its sender's description, under
-/// every order, and only a receive on the same socket pair takes it (with
-/// one queue for all sockets, the one sent over an unread pair first was
-/// taken: 2 files differed).
+/// every order, and only the other end of the same socket pair takes it
+/// (with one queue for all sockets, the one sent over an unread pair
+/// first was taken: 2 files differed; with one per pair, each end got
+/// back what it had sent itself), and a `MSG_PEEK` leaves it for the
+/// receive that follows.
 #[test]
 fn descriptors_passed_over_a_socket_share_the_senders_file() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1572,7 +1574,13 @@ fn descriptors_passed_over_a_socket_share_the_senders_file() {
             let _ = std::fs::remove_dir_all(&root);
             replay_clean_at(&root, &trace, &["--order", order]);
             let replayed = root.join(work.strip_prefix("/").unwrap());
-            for name in ["a.txt", "b.txt", "child.txt"] {
+            for name in [
+                "a.txt",
+                "b.txt",
+                "child.txt",
+                "from-child.txt",
+                "from-parent.txt",
+            ] {
                 assert_eq!(
                     std::fs::read(replayed.join(name)).unwrap(),
                     std::fs::read(work.join(name)).unwrap(),
@@ -1581,6 +1589,44 @@ fn descriptors_passed_over_a_socket_share_the_senders_file() {
             }
         }
     }
+}
+
+/// Bytes a call was given that the recorder could not read (an eBPF
+/// recording of a `writev` from a mapped page the program never touched:
+/// the page cannot be faulted in there) are replayed as zeros, and said:
+/// a mismatch, where before only the final check saw the file differ
+/// (found 2026-11-28 by a sweep, `systemd-socket-activate`'s message to
+/// stderr).
+#[test]
+fn input_bytes_not_captured_are_a_mismatch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = program(tmp.path(), "untouched");
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("in.bin"), "ab\n").unwrap();
+    let trace = record_with(tmp.path(), &work, "ebpf", &[exe.to_str().unwrap()]);
+    let text = dump(&trace);
+    // The premise: the page was not there to read at the call's entry
+    // (the kernel faults it in only inside the call).
+    assert!(
+        text.lines()
+            .any(|l| l.contains("writev(") && l.contains("iov_base=\"\"...")),
+        "{text}"
+    );
+    let root = tmp.path().join("root");
+    let out = output_within(
+        Command::new(bin())
+            .args(["replay", "--root"])
+            .arg(&root)
+            .arg(&trace),
+        Duration::from_secs(60),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("3 bytes it was given could not be read when recorded: replayed as zeros"),
+        "{err}"
+    );
 }
 
 /// Processes taking turns on a counter file under `flock`, open file

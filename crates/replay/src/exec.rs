@@ -23,7 +23,7 @@ use reanimator_catalogue::{
     Syscall, Which,
 };
 use reanimator_fsstate::{fd_path, is_pseudo, join_as_called, open_in, Owners, Root};
-use reanimator_trace::{CaptureStatus, Role, SyscallEvent, CONTROL_ELEM};
+use reanimator_trace::{Capture, CaptureStatus, Role, SyscallEvent, CONTROL_ELEM};
 
 use crate::aio;
 use crate::state::{lock, Creds, FdEntry, InRemoved, Listing, Mapping, Proc, Target, FS};
@@ -584,6 +584,46 @@ fn advance(iovs: &mut Vec<libc::iovec>, mut n: usize) {
     }
 }
 
+/// How an executed call's input bytes differ from what the program gave:
+/// bytes the recorder could not read (a page the program never touched,
+/// which the eBPF recorder cannot fault in) went to the kernel as zeros.
+/// Only the bytes the call took count (a `write` that stopped at an
+/// unmapped page took those before it), its buffers in order. Said as a
+/// mismatch, so that not only the final check catches it.
+fn lost_input(ev: &SyscallEvent, row: &Syscall) -> Option<Mismatch> {
+    let mut left = match (row.ret, Thread::expected(ev)) {
+        (Ret::Size, n) if n >= 0 => n as u64,
+        _ => u64::MAX,
+    };
+    let mut inputs: Vec<&Capture> = ev
+        .captures
+        .iter()
+        .filter(|c| c.role == Role::Entry && c.elem != CONTROL_ELEM)
+        .filter(|c| {
+            row.params().get(c.arg as usize).is_some_and(|p| {
+                matches!(
+                    p.kind,
+                    Kind::Buf { dir: Dir::In, .. }
+                        | Kind::IoVec { dir: Dir::In, .. }
+                        | Kind::MsgHdr { dir: Dir::In }
+                )
+            })
+        })
+        .collect();
+    inputs.sort_by_key(|c| (c.arg, c.elem));
+    let mut lost = 0;
+    for c in inputs {
+        let taken = c.len.min(left);
+        left -= taken;
+        if c.status == CaptureStatus::Unreadable {
+            lost += taken.saturating_sub(c.captured);
+        }
+    }
+    (lost > 0).then(|| {
+        format!("{lost} bytes it was given could not be read when recorded: replayed as zeros")
+    })
+}
+
 /// Errors after which a call did nothing, and whose cause replay does not
 /// reproduce, so the call is simulated: issued now, it would succeed, or
 /// find another moment's state.
@@ -697,7 +737,12 @@ impl Thread<'_> {
         let outcome = match self.effect(ev, row) {
             Some(o) => o,
             None => match row.replay {
-                Replay::Execute if row.params.is_some() => self.execute(ev, row),
+                Replay::Execute if row.params.is_some() => {
+                    match (self.execute(ev, row), lost_input(ev, row)) {
+                        (Outcome::Executed(None), Some(m)) => Outcome::Executed(Some(m)),
+                        (outcome, _) => outcome,
+                    }
+                }
                 _ => self.simulate(ev, row),
             },
         };
@@ -757,13 +802,13 @@ impl Thread<'_> {
                         ..
                     } => {
                         if let Some((a, b)) = fd_pair(ev, i as u8) {
-                            let end = FdEntry {
-                                pair: Some(ev.seq),
+                            let end = |n: u64| FdEntry {
+                                pair: Some(ev.seq * 2 + n),
                                 ..FdEntry::simulated(Vec::new(), cloexec)
                             };
                             let mut t = lock(&self.proc.fds);
-                            install(&mut t, a, end.clone(), ev);
-                            install(&mut t, b, end, ev);
+                            install(&mut t, a, end(0), ev);
+                            install(&mut t, b, end(1), ev);
                         }
                     }
                     Kind::MsgHdr { dir: Dir::In } => self.send_fds(ev, i as u8),
@@ -791,7 +836,8 @@ impl Thread<'_> {
     /// A `sendmsg` that sent descriptors: their entries wait for the
     /// `recvmsg` that takes them (one unknown to replay, simulated).
     fn send_fds(&self, ev: &SyscallEvent, arg: u8) {
-        let pair = self.pair_of(ev);
+        // For the other end of the pair to receive.
+        let pair = self.pair_of(ev).map(|end| end ^ 1);
         for fd in Self::passed_in(ev, arg, Role::Entry) {
             let e = self
                 .proc
@@ -801,8 +847,8 @@ impl Thread<'_> {
         }
     }
 
-    /// The socket pair the call's socket (its first argument) is an end
-    /// of, if the trace made it.
+    /// The end of a socket pair the call's socket (its first argument)
+    /// is, if the trace made the pair ([`FdEntry::pair`]).
     fn pair_of(&self, ev: &SyscallEvent) -> Option<u64> {
         self.proc.entry(ev, ev.args[0] as i32).and_then(|e| e.pair)
     }
@@ -817,11 +863,13 @@ impl Thread<'_> {
             return Ok(());
         }
         let cloexec = ev.args[2] & libc::MSG_CMSG_CLOEXEC as u64 != 0;
+        // A peek leaves the message, and its descriptors, for the next.
+        let peek = ev.args[2] & libc::MSG_PEEK as u64 != 0;
         let pair = self.pair_of(ev);
         let mut seen = self.progress.load(Ordering::Relaxed);
         let mut since = Instant::now();
         let entries = loop {
-            if let Some(entries) = self.passed.receive(pair, fds.len()) {
+            if let Some(entries) = self.passed.receive(pair, fds.len(), peek) {
                 break entries;
             }
             let now = self.progress.load(Ordering::Relaxed);

@@ -79,9 +79,10 @@ pub(crate) struct FdEntry {
     /// ([`mark_removed`]): paths named from it resolve as from a removed
     /// working directory ([`in_removed`]).
     pub removed: bool,
-    /// Of either end of a socket pair the trace made, the number both
-    /// share (the `socketpair`'s sequence id): descriptors passed across
-    /// it wait under it ([`Passed`]).
+    /// Of an end of a socket pair the trace made, its number: twice the
+    /// `socketpair`'s sequence id, plus one for the second end (`^ 1` is
+    /// the other end). Descriptors sent from one end wait under the
+    /// other's number for it to receive them ([`Passed`]).
     pub pair: Option<u64>,
 }
 
@@ -766,7 +767,7 @@ const PASSED_MAX: usize = 1024;
 pub(crate) struct Passed(Mutex<HashMap<Option<u64>, std::collections::VecDeque<FdEntry>>>);
 
 impl Passed {
-    /// Queues `e`, sent across the socket pair `pair` (or another socket).
+    /// Queues `e`, sent to the socket pair end `pair` (or another socket).
     pub fn send(&self, pair: Option<u64>, e: FdEntry) {
         let mut m = lock(&self.0);
         let q = m.entry(pair).or_default();
@@ -776,11 +777,15 @@ impl Passed {
         q.push_back(e);
     }
 
-    /// The `n` entries sent first across `pair`, if that many wait.
-    pub fn receive(&self, pair: Option<u64>, n: usize) -> Option<Vec<FdEntry>> {
+    /// The `n` entries sent first to `pair`, if that many wait; a `peek`
+    /// leaves them for the next receive.
+    pub fn receive(&self, pair: Option<u64>, n: usize, peek: bool) -> Option<Vec<FdEntry>> {
         let mut m = lock(&self.0);
         let q = m.get_mut(&pair).filter(|q| q.len() >= n)?;
-        Some(q.drain(..n).collect())
+        Some(match peek {
+            true => q.iter().take(n).cloned().collect(),
+            false => q.drain(..n).collect(),
+        })
     }
 }
 

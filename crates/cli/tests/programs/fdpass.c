@@ -4,7 +4,10 @@
  * writes through both and says so; the parent then writes through its
  * own copy, after the child's bytes. Before, it sends the appending one
  * over another socket pair that nobody reads: a receive must take what
- * crossed its own pair. Runs in the current directory;
+ * crossed its own pair. Then the child sends a file of its own back,
+ * which the parent first peeks at (MSG_PEEK leaves it queued), while a
+ * descriptor the parent sent waits for the child: each end receives
+ * what the other sent. Runs in the current directory;
  * stops at the first call that fails. */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -18,6 +21,22 @@
 #define CK(x) do { if ((x) < 0) { perror(#x); exit(99); } } while (0)
 
 static void put(int fd, const char *s) { CK(write(fd, s, strlen(s))); }
+
+/* Receives one descriptor and a byte over socket `sock` with `flags`. */
+static int receive_fd(int sock, int flags) {
+    char byte;
+    struct iovec io = {&byte, 1};
+    char control[CMSG_SPACE(sizeof(int))];
+    struct msghdr m = {0};
+    m.msg_iov = &io;
+    m.msg_iovlen = 1;
+    m.msg_control = control;
+    m.msg_controllen = sizeof control;
+    CK(recvmsg(sock, &m, flags));
+    int fd;
+    memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof fd);
+    return fd;
+}
 
 /* Sends descriptors `fds[0..n]` and one byte over socket `sock`. */
 static void send_fds(int sock, const int *fds, int n) {
@@ -64,7 +83,11 @@ int main(void) {
         CK(note = open("child.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644));
         put(note, flags & FD_CLOEXEC ? "close-on-exec\n" : "inherited\n");
         CK(close(note));
-        CK(write(sv[1], "k", 1));
+        int mine;
+        CK(mine = open("from-child.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644));
+        send_fds(sv[1], &mine, 1);
+        int back = receive_fd(sv[1], 0);
+        put(back, "child got the parent's\n");
         _exit(0);
     }
     CK(close(sv[1]));
@@ -78,8 +101,13 @@ int main(void) {
     int fds[2] = {a, b};
     send_fds(sv[0], fds, 2);
     CK(close(b));
-    char byte;
-    CK(read(sv[0], &byte, 1));
+    int theirs;
+    CK(theirs = open("from-parent.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644));
+    send_fds(sv[0], &theirs, 1);
+    int peeked = receive_fd(sv[0], MSG_PEEK);
+    put(peeked, "parent peeked\n");
+    int got = receive_fd(sv[0], 0);
+    put(got, "parent received\n");
     put(a, "parent again\n");
     int status;
     CK(waitpid(pid, &status, 0));
