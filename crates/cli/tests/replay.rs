@@ -267,6 +267,18 @@ fn build(tmp: &Path, name: &str) -> PathBuf {
     compile(tmp, name, &src)
 }
 
+/// Asserts that each of `names` holds the same bytes under `replayed` as
+/// under `work`, where the program ran; `what` says which replay.
+fn same_files(replayed: &Path, work: &Path, names: &[&str], what: &str) {
+    for name in names {
+        assert_eq!(
+            std::fs::read(replayed.join(name)).unwrap(),
+            std::fs::read(work.join(name)).unwrap(),
+            "{what}: {name}"
+        );
+    }
+}
+
 /// Builds a program of this crate's tests (`tests/programs`).
 fn program(tmp: &Path, name: &str) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -883,13 +895,7 @@ os.close(os.open('../made', os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
             .path()
             .join("root")
             .join(work.strip_prefix("/").unwrap());
-        for name in ["out", "pout"] {
-            assert_eq!(
-                std::fs::read(replayed.join(name)).unwrap(),
-                std::fs::read(work.join(name)).unwrap(),
-                "{backend}: {name}"
-            );
-        }
+        same_files(&replayed, &work, &["out", "pout"], backend);
         assert!(replayed.join("r2/made").exists(), "{backend}");
     }
 }
@@ -924,13 +930,7 @@ fn children_in_a_pid_namespace_replay_with_their_own_descriptors() {
             .path()
             .join("root")
             .join(work.strip_prefix("/").unwrap());
-        for name in ["b.txt", "c.txt", "d.txt"] {
-            assert_eq!(
-                std::fs::read(replayed.join(name)).unwrap(),
-                std::fs::read(work.join(name)).unwrap(),
-                "{backend}: {name}"
-            );
-        }
+        same_files(&replayed, &work, &["b.txt", "c.txt", "d.txt"], backend);
     }
 }
 
@@ -1538,13 +1538,12 @@ fn calls_a_seccomp_filter_refused_are_not_replayed() {
         let _ = std::fs::remove_dir_all(&root);
         replay_clean_at(&root, &trace, &[]);
         let replayed = root.join(work.strip_prefix("/").unwrap());
-        for name in ["victim-errno", "victim-trap", "victim-kill", "out"] {
-            assert_eq!(
-                std::fs::read(replayed.join(name)).unwrap(),
-                std::fs::read(work.join(name)).unwrap(),
-                "{backend}: {name}"
-            );
-        }
+        same_files(
+            &replayed,
+            &work,
+            &["victim-errno", "victim-trap", "victim-kill", "out"],
+            backend,
+        );
     }
 }
 
@@ -1574,19 +1573,18 @@ fn descriptors_passed_over_a_socket_share_the_senders_file() {
             let _ = std::fs::remove_dir_all(&root);
             replay_clean_at(&root, &trace, &["--order", order]);
             let replayed = root.join(work.strip_prefix("/").unwrap());
-            for name in [
-                "a.txt",
-                "b.txt",
-                "child.txt",
-                "from-child.txt",
-                "from-parent.txt",
-            ] {
-                assert_eq!(
-                    std::fs::read(replayed.join(name)).unwrap(),
-                    std::fs::read(work.join(name)).unwrap(),
-                    "{backend}, {order}: {name}"
-                );
-            }
+            same_files(
+                &replayed,
+                &work,
+                &[
+                    "a.txt",
+                    "b.txt",
+                    "child.txt",
+                    "from-child.txt",
+                    "from-parent.txt",
+                ],
+                &format!("{backend}, {order}"),
+            );
         }
     }
 }
