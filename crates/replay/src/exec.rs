@@ -866,26 +866,25 @@ impl Thread<'_> {
         // A peek leaves the message, and its descriptors, for the next.
         let peek = ev.args[2] & libc::MSG_PEEK as u64 != 0;
         let pair = self.pair_of(ev);
-        let mut seen = self.progress.load(Ordering::Relaxed);
-        let mut since = Instant::now();
-        let entries = loop {
-            if let Some(entries) = self.passed.receive(pair, fds.len(), peek) {
-                break entries;
-            }
-            let now = self.progress.load(Ordering::Relaxed);
-            if now != seen {
-                (seen, since) = (now, Instant::now());
-            } else if since.elapsed() >= STALL_AGAIN {
-                let mut t = lock(&self.proc.fds);
-                for &fd in &fds {
-                    install(&mut t, fd, FdEntry::simulated(Vec::new(), cloexec), ev);
+        let sent = self.while_progressing(
+            || STALL_AGAIN,
+            || {
+                let sent = self.passed.receive(pair, fds.len(), peek);
+                if sent.is_none() {
+                    std::thread::sleep(Duration::from_micros(200));
                 }
-                return Err(format!(
-                    "received {} descriptors no replayed sendmsg sent: simulated",
-                    fds.len()
-                ));
+                sent
+            },
+        );
+        let Some(entries) = sent else {
+            let mut t = lock(&self.proc.fds);
+            for &fd in &fds {
+                install(&mut t, fd, FdEntry::simulated(Vec::new(), cloexec), ev);
             }
-            std::thread::sleep(Duration::from_micros(200));
+            return Err(format!(
+                "received {} descriptors no replayed sendmsg sent: simulated",
+                fds.len()
+            ));
         };
         let mut t = lock(&self.proc.fds);
         for (fd, mut e) in fds.into_iter().zip(entries) {
@@ -1588,33 +1587,54 @@ impl Thread<'_> {
     /// [`STALL`]: replay never hangs on data that will not come.
     fn wait_ready(&self, fd: i32, read: bool) -> Result<(), Mismatch> {
         let events = if read { libc::POLLIN } else { libc::POLLOUT };
-        let mut seen = self.progress.load(Ordering::Relaxed);
-        let mut since = Instant::now();
-        loop {
+        let limit = || {
+            if self.stalls.load(Ordering::Relaxed) == 0 {
+                STALL
+            } else {
+                STALL_AGAIN
+            }
+        };
+        let ready = self.while_progressing(limit, || {
             let mut p = libc::pollfd {
                 fd,
                 events,
                 revents: 0,
             };
             // SAFETY: one pollfd on the stack.
-            if unsafe { libc::poll(&mut p, 1, 200) } != 0 {
-                return Ok(());
+            (unsafe { libc::poll(&mut p, 1, 200) } != 0).then_some(())
+        });
+        if ready.is_some() {
+            return Ok(());
+        }
+        let waited = limit();
+        self.stalls.fetch_add(1, Ordering::Relaxed);
+        Err(format!(
+            "the pipe stayed {} for {:.1} s while replay stood still: not issued",
+            if read { "empty" } else { "full" },
+            waited.as_secs_f64()
+        ))
+    }
+
+    /// Tries `attempt` (which waits a little itself when it fails) until
+    /// it succeeds, or until no replay thread has finished a call for
+    /// `limit()`: a call waiting for another thread's never waits for
+    /// ever.
+    fn while_progressing<T>(
+        &self,
+        limit: impl Fn() -> Duration,
+        mut attempt: impl FnMut() -> Option<T>,
+    ) -> Option<T> {
+        let mut seen = self.progress.load(Ordering::Relaxed);
+        let mut since = Instant::now();
+        loop {
+            if let Some(x) = attempt() {
+                return Some(x);
             }
             let now = self.progress.load(Ordering::Relaxed);
-            let limit = if self.stalls.load(Ordering::Relaxed) == 0 {
-                STALL
-            } else {
-                STALL_AGAIN
-            };
             if now != seen {
                 (seen, since) = (now, Instant::now());
-            } else if since.elapsed() >= limit {
-                self.stalls.fetch_add(1, Ordering::Relaxed);
-                return Err(format!(
-                    "the pipe stayed {} for {:.1} s while replay stood still: not issued",
-                    if read { "empty" } else { "full" },
-                    limit.as_secs_f64()
-                ));
+            } else if since.elapsed() >= limit() {
+                return None;
             }
         }
     }
@@ -1980,7 +2000,7 @@ impl Thread<'_> {
                     Ok(p) => match self.root.open_at(p, libc::O_PATH | libc::O_DIRECTORY, 0) {
                         Ok(fd) => {
                             self.settle_dot_dot(p, &fd);
-                            id = crate::state::stat_of(&fd).map(|st| (st.st_dev, st.st_ino));
+                            id = crate::state::id_of(&fd);
                             0
                         }
                         Err(e) => errno_of(&e),
@@ -2472,9 +2492,9 @@ impl Thread<'_> {
         let writes_through =
             flags & libc::MAP_TYPE != libc::MAP_PRIVATE && prot & libc::PROT_WRITE != 0;
         let file = writes_through
-            .then(|| crate::state::stat_of(&real))
+            .then(|| crate::state::id_of(&real))
             .flatten()
-            .map(|st| ((st.st_dev, st.st_ino), off));
+            .map(|id| (id, off));
         let mapping = Arc::new(Mapping::new(
             addr as usize,
             len as usize,

@@ -698,11 +698,7 @@ impl FsInfo {
     /// root the first time they are needed after it changed.
     fn cwd_id(&mut self, root: &Root) -> Option<(u64, u64)> {
         if self.cwd_id.is_none() {
-            let st = root
-                .locate(&self.cwd, true)
-                .ok()
-                .and_then(|fd| stat_of(&fd));
-            self.cwd_id = st.map(|st| (st.st_dev, st.st_ino));
+            self.cwd_id = root.locate(&self.cwd, true).ok().and_then(|fd| id_of(&fd));
         }
         self.cwd_id
     }
@@ -817,8 +813,7 @@ pub(crate) fn removal(
     path: &[u8],
     dir: OwnedFd,
 ) -> Option<Removal> {
-    let st = stat_of(&dir)?;
-    let id = (st.st_dev, st.st_ino);
+    let id = id_of(&dir)?;
     let path = lexical(path);
     let live: Vec<Proc> = lock(procs).values().filter_map(WeakProc::upgrade).collect();
     let mut cwds = Vec::new();
@@ -867,9 +862,7 @@ fn holds(e: &FdEntry, lexical_dir: &[u8], id: (u64, u64)) -> bool {
     let Target::Real(fd) = &e.target else {
         return false;
     };
-    !e.removed
-        && (names(&e.path, lexical_dir)
-            || stat_of(fd).is_some_and(|st| (st.st_dev, st.st_ino) == id))
+    !e.removed && (names(&e.path, lexical_dir) || id_of(fd) == Some(id))
 }
 
 /// Whether `path` (a traced absolute name, as [`join`] makes them: no `.`
@@ -1040,6 +1033,12 @@ fn append_key(fd: &OwnedFd) -> Option<usize> {
     let st = stat_of(fd)?;
     let id = (st.st_dev as usize).rotate_left(32) ^ st.st_ino as usize;
     Some(id << 1 | 1)
+}
+
+/// The device and inode numbers of a real descriptor's file: which file
+/// it is, whatever name reached it.
+pub(crate) fn id_of(fd: &OwnedFd) -> Option<(u64, u64)> {
+    stat_of(fd).map(|st| (st.st_dev, st.st_ino))
 }
 
 /// `fstat` of a real descriptor.
