@@ -188,6 +188,18 @@ struct Common<'s, 'q> {
 }
 
 impl<'s, 'q> Shared<'s, 'q> {
+    /// Records the call `task` was inside, if any, without an exit.
+    fn write_unfinished(&self, task: &Task) -> Result<(), Error> {
+        match &task.pending {
+            Some(head) => {
+                let mut c = self.lock();
+                c.summary.unfinished += 1;
+                c.sink.call(head, &task.captures)
+            }
+            None => Ok(()),
+        }
+    }
+
     /// Every capture `row` calls for in this pass of process `tgid`'s
     /// call: the memory its arguments name, and the io_uring ring its
     /// descriptor names (whose layout only the shared state knows).
@@ -995,19 +1007,7 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             return Ok(());
         };
         self.shared.retire(self.id);
-        self.write_unfinished(&task)
-    }
-
-    /// Records the call `task` was inside, if any, without an exit.
-    fn write_unfinished(&self, task: &Task) -> Result<(), Error> {
-        match &task.pending {
-            Some(head) => {
-                let mut c = self.shared.lock();
-                c.summary.unfinished += 1;
-                c.sink.call(head, &task.captures)
-            }
-            None => Ok(()),
-        }
+        self.shared.write_unfinished(&task)
     }
 
     fn forget_all(&mut self) -> Result<(), Error> {
@@ -1109,11 +1109,8 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                 let nr = task.pending.as_ref().map_or(0, |h| h.nr);
                 if info.rval() == i64::from(nr) && sys::seccomp_refused(pid, nr) {
                     // It never ran: recorded as never returned.
-                    if let Some(head) = task.pending.take() {
-                        let mut c = self.shared.lock();
-                        c.summary.unfinished += 1;
-                        c.sink.call(&head, &task.captures)?;
-                    }
+                    self.shared.write_unfinished(task)?;
+                    task.pending = None;
                     return Ok(());
                 }
                 self.finish_call(pid, info.rval(), info.is_error())?;
@@ -1458,7 +1455,7 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
         };
         self.held.push((pid, pass));
         if let Some(task) = self.tasks.remove(&pid) {
-            let _ = self.write_unfinished(&task);
+            let _ = self.shared.write_unfinished(&task);
             if let Some(former) = task.superseded {
                 let _ =
                     self.write_end(task.tgid, former, ExitStatus::Superseded { by: pid as u32 });
