@@ -777,13 +777,16 @@ struct iovs {
 	__u64 left;
 	__u32 first;
 	__u8 spread;
+	__u8 failed; /* an element, or the array, could not be read */
 };
 
 static long iov_cb(__u64 i, struct iovs *v)
 {
 	__u64 iov[2];
-	if (bpf_probe_read_user(iov, sizeof(iov), (void *)(v->base + i * 16)))
+	if (bpf_probe_read_user(iov, sizeof(iov), (void *)(v->base + i * 16))) {
+		v->failed = 1;
 		return 1;
+	}
 	__u64 present = iov[1];
 	if (v->spread) {
 		present = iov[1] < v->left ? iov[1] : v->left;
@@ -794,11 +797,14 @@ static long iov_cb(__u64 i, struct iovs *v)
 	v->c.len = iov[1];
 	v->c.present = present;
 	v->c.want = present < data_max ? present : data_max;
-	emit_data(&v->c);
+	if (emit_data(&v->c))
+		v->failed = 1;
 	return 0;
 }
 
-/* The elements are numbered from c->elem. */
+/* The elements are numbered from c->elem. Returns whether something could
+ * not be read (inputs are then read again at exit, every element: a
+ * buffer in a page the program never touched, say). */
 __noinline int emit_iovecs(struct cap *c, __u64 base, __u64 count, __u64 left, int spread)
 {
 	if (!c)
@@ -807,7 +813,7 @@ __noinline int emit_iovecs(struct cap *c, __u64 base, __u64 count, __u64 left, i
 	if (count > IOV_MAX_LEN)
 		count = IOV_MAX_LEN;
 	bpf_loop(count, iov_cb, &v, 0);
-	return 0;
+	return v.failed;
 }
 
 /* The fields of a struct iocb its data depends on (from offset 16). */
@@ -1037,7 +1043,7 @@ __noinline int capture_param(struct pass *p, __u32 i)
 	}
 	__u64 left = p->exit && p->ret > 0 ? p->ret : 0;
 	if (ps.kind == K_IOVEC) {
-		emit_iovecs(&c, addr, arg_of(p, ps.len_arg), left, p->exit);
+		return emit_iovecs(&c, addr, arg_of(p, ps.len_arg), left, p->exit);
 	} else if (ps.kind == K_MSGHDR) {
 		/* struct msghdr: msg_iov at offset 16, msg_iovlen at 24,
 		 * msg_control at 32, msg_controllen at 40 (at exit, what the
@@ -1049,16 +1055,17 @@ __noinline int capture_param(struct pass *p, __u32 i)
 			c.addr = 0;
 			c.want = 0;
 			emit_data(&c);
-			return 0;
+			return 1;
 		}
-		emit_iovecs(&c, hdr[2], hdr[3], left, p->exit);
+		int failed = emit_iovecs(&c, hdr[2], hdr[3], left, p->exit);
 		if (hdr[4] && hdr[5]) {
 			c.addr = hdr[4];
 			c.elem = CONTROL_ELEM;
 			c.len = c.present = hdr[5];
 			c.want = hdr[5] < CONTROL_MAX ? hdr[5] : CONTROL_MAX;
-			emit_data(&c);
+			failed |= emit_data(&c);
 		}
+		return failed;
 	} else if (ps.kind == K_IOCBS) {
 		__s64 nr = arg_of(p, ps.len_arg);
 		return emit_aio(&c, nr > 0 ? nr : 0);
