@@ -562,6 +562,14 @@ pub enum Effect {
     /// a socket file, which later calls find (`chmod`, `unlink`), though
     /// the socket itself is simulated.
     Bind,
+    /// Connects its socket to the socket its address names. Replay pairs
+    /// the ends of a Unix connection (the nth `connect` to a name with the
+    /// nth [`Effect::Accept`] on the socket bound to it), so that
+    /// descriptors one end passes (`SCM_RIGHTS`) reach the other.
+    Connect,
+    /// Takes a connection from its listening socket as a new descriptor
+    /// (see [`Effect::Connect`]).
+    Accept,
     /// Changes the caller's user or group ids, which decide what its file
     /// calls may do and who owns what they create.
     SetIds(Ids),

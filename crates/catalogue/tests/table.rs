@@ -746,7 +746,10 @@ fn effects_have_the_arguments_their_followers_read() {
             Effect::ShowsCpus | Effect::SetsCpus => {
                 kinds.first() == Some(&Kind::Pid) && matches!(kinds.get(2), Some(Kind::Buf { .. }))
             }
-            Effect::Bind => {
+            Effect::Accept => {
+                kinds.first() == Some(&Kind::Fd) && s.ret == reanimator_catalogue::Ret::Fd
+            }
+            Effect::Bind | Effect::Connect => {
                 kinds.first() == Some(&Kind::Fd)
                     && matches!(
                         kinds.get(1),
@@ -855,6 +858,10 @@ fn effects_have_the_arguments_their_followers_read() {
         Effect::Spawn((libc::CLONE_VM | libc::CLONE_VFORK) as u64)
     );
     assert_eq!(effect("socketpair"), Effect::None);
+    assert_eq!(effect("connect"), Effect::Connect);
+    for n in ["accept", "accept4"] {
+        assert_eq!(effect(n), Effect::Accept, "{n}");
+    }
     let creat = by_name("creat").unwrap().open_flags(&[0; 6]);
     assert_eq!(
         creat,

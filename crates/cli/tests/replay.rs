@@ -1557,17 +1557,27 @@ fn calls_a_seccomp_filter_refused_are_not_replayed() {
 /// (with one queue for all sockets, the one sent over an unread pair
 /// first was taken: 2 files differed; with one per pair, each end got
 /// back what it had sent itself), and a `MSG_PEEK` leaves it for the
-/// receive that follows.
+/// receive that follows. The same over connections to a named socket
+/// (`fdpass named`): those shared one queue, and 4 files differed with no
+/// mismatch; the nth connect to a name is now paired with the nth accept.
 #[test]
 fn descriptors_passed_over_a_socket_share_the_senders_file() {
     let tmp = tempfile::tempdir().unwrap();
     let exe = program(tmp.path(), "fdpass");
-    for backend in ["ptrace", "ebpf"] {
-        let work = tmp.path().join(format!("work-{backend}"));
+    for (backend, mode) in [
+        ("ptrace", None),
+        ("ebpf", None),
+        ("ptrace", Some("named")),
+        ("ebpf", Some("named")),
+    ] {
+        let work = tmp
+            .path()
+            .join(format!("work-{backend}-{}", mode.unwrap_or("pair")));
         std::fs::create_dir_all(&work).unwrap();
-        let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
+        let argv: Vec<&str> = std::iter::once(exe.to_str().unwrap()).chain(mode).collect();
+        let trace = record_with(tmp.path(), &work, backend, &argv);
         let a = std::fs::read_to_string(work.join("a.txt")).unwrap();
-        assert_eq!(a, "parent\nchild\nparent again\n", "{backend}");
+        assert_eq!(a, "parent\nchild\nparent again\n", "{backend} {mode:?}");
         for order in ["overlap", "strict", "commute"] {
             let root = tmp.path().join("root");
             let _ = std::fs::remove_dir_all(&root);
@@ -1583,7 +1593,7 @@ fn descriptors_passed_over_a_socket_share_the_senders_file() {
                     "from-child.txt",
                     "from-parent.txt",
                 ],
-                &format!("{backend}, {order}"),
+                &format!("{backend} {mode:?}, {order}"),
             );
         }
     }

@@ -567,6 +567,19 @@ fn unix_socket_path(ev: &SyscallEvent) -> Option<&[u8]> {
     (i32::from(family) == libc::AF_UNIX && !path.is_empty()).then_some(path)
 }
 
+/// The abstract Unix socket name a `bind` or `connect` gives (argument
+/// 1): the bytes after the family, from the leading NUL, all of them
+/// (an abstract name may hold NULs).
+fn abstract_socket_name(ev: &SyscallEvent) -> Option<&[u8]> {
+    let addr = ev
+        .capture(1, Role::Entry)
+        .filter(|c| c.status == CaptureStatus::Complete)
+        .and_then(|c| c.data.as_deref())?;
+    let family = u16::from_le_bytes(addr.get(..2)?.try_into().ok()?);
+    let name = addr.get(2..)?;
+    (i32::from(family) == libc::AF_UNIX && name.len() > 1 && name[0] == 0).then_some(name)
+}
+
 /// Drops the first `n` bytes from an iovec array.
 fn advance(iovs: &mut Vec<libc::iovec>, mut n: usize) {
     let whole = iovs.iter().take_while(|v| {
@@ -803,6 +816,24 @@ impl Thread<'_> {
                     ev,
                 );
             }
+            // A Unix connection: its two ends are paired, to pass
+            // descriptors from one to the other.
+            match row.effect {
+                Effect::Connect => {
+                    if let Some(name) = self.socket_name(ev) {
+                        let pair = self.passed.connection(name, 0);
+                        self.set_pair(ev, ev.args[0] as i32, pair);
+                    }
+                }
+                Effect::Accept => {
+                    let listener = self.proc.entry(ev, ev.args[0] as i32);
+                    if let Some(name) = listener.and_then(|e| e.name) {
+                        let pair = self.passed.connection(name, 1);
+                        self.set_pair(ev, ret as i32, pair);
+                    }
+                }
+                _ => {}
+            }
             for (i, p) in row.params().iter().enumerate() {
                 match p.kind {
                     Kind::Struct {
@@ -904,6 +935,26 @@ impl Thread<'_> {
 
     /// Makes the socket file a `bind` to Unix socket path `path` made;
     /// 0 or -errno.
+    /// The key of the Unix socket name a `bind` or `connect` gives: its
+    /// path made absolute from the working directory, or its abstract
+    /// name ([`FdEntry::name`]).
+    fn socket_name(&self, ev: &SyscallEvent) -> Option<u64> {
+        let name = match unix_socket_path(ev) {
+            Some(path) => join_as_called(&lock(&self.proc.fs).cwd, path),
+            None => abstract_socket_name(ev)?.to_vec(),
+        };
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(&name, &mut h);
+        Some(std::hash::Hasher::finish(&h))
+    }
+
+    /// Gives the socket `fd` its pair number ([`FdEntry::pair`]).
+    fn set_pair(&self, ev: &SyscallEvent, fd: i32, pair: u64) {
+        if let Some(e) = live(&mut lock(&self.proc.fds), fd, ev) {
+            e.pair = Some(pair);
+        }
+    }
+
     fn make_socket_file(&self, path: &[u8]) -> i64 {
         let (full, umask) = {
             let fs = lock(&self.proc.fs);
@@ -2028,6 +2079,11 @@ impl Thread<'_> {
                     Some(path) => self.make_socket_file(path),
                     None => 0,
                 };
+                if let Some(name) = self.socket_name(ev).filter(|_| got == 0) {
+                    if let Some(e) = live(&mut lock(&self.proc.fds), ev.args[0] as i32, ev) {
+                        e.name = Some(name);
+                    }
+                }
                 Outcome::Simulated(verify::ret(Ret::Int, expected, got))
             }
             Effect::SetIds(ids) => {

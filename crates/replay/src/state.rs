@@ -81,9 +81,14 @@ pub(crate) struct FdEntry {
     pub removed: bool,
     /// Of an end of a socket pair the trace made, its number: twice the
     /// `socketpair`'s sequence id, plus one for the second end (`^ 1` is
-    /// the other end). Descriptors sent from one end wait under the
-    /// other's number for it to receive them ([`Passed`]).
+    /// the other end); of a Unix connection's ends, numbers from
+    /// [`Passed::connection`]. Descriptors sent from one end wait under
+    /// the other's number for it to receive them ([`Passed`]).
     pub pair: Option<u64>,
+    /// Of a Unix socket bound to a name, the name's key
+    /// ([`Passed::connection`]): the connections it accepts are paired
+    /// with the connects to that name.
+    pub name: Option<u64>,
 }
 
 /// Names a directory stream returned, in the trace and in replay; compared
@@ -232,6 +237,7 @@ impl FdEntry {
             displaced: None,
             removed: false,
             pair: None,
+            name: None,
         }
     }
 
@@ -296,6 +302,7 @@ impl FdEntry {
             displaced: None,
             removed: false,
             pair: None,
+            name: None,
         }
     }
 }
@@ -755,17 +762,40 @@ const PASSED_MAX: usize = 1024;
 /// Descriptors sent over sockets with `SCM_RIGHTS` (the sender's
 /// entries, so the receiver shares their open file descriptions), in the
 /// order the replayed `sendmsg` calls sent them, until a `recvmsg` takes
-/// them: per socket pair the trace made ([`FdEntry::pair`]), and one
-/// queue for every other socket, since the trace does not say which
-/// socket a message crossed to (two streams of descriptors passed at once
-/// over such sockets may swap; the calls on them then mismatch).
+/// them: per end of a socket pair the trace made or of a Unix connection
+/// ([`FdEntry::pair`]), and one queue for every other socket, since the
+/// trace does not say which socket a message crossed to (two streams of
+/// descriptors passed at once over such sockets may swap; the calls on
+/// them then mismatch).
 #[derive(Default)]
-pub(crate) struct Passed(Mutex<HashMap<Option<u64>, std::collections::VecDeque<FdEntry>>>);
+pub(crate) struct Passed {
+    queues: Mutex<HashMap<Option<u64>, std::collections::VecDeque<FdEntry>>>,
+    /// Per Unix socket name: how many connects to it, and accepts from
+    /// the socket bound to it, were replayed.
+    connections: Mutex<HashMap<u64, [u64; 2]>>,
+}
 
 impl Passed {
+    /// The pair number of the next connection to the name `name` at
+    /// `end` (0: the connecting socket, 1: the one accepted). The trace
+    /// does not say which connect an `accept` took, so the nth connect to
+    /// a name is paired with the nth accept on it, in replay's order
+    /// (which keeps the recorded one for calls that did not overlap).
+    /// The numbers are apart from the socket pairs' (the top bit set).
+    pub fn connection(&self, name: u64, end: u64) -> u64 {
+        let mut m = lock(&self.connections);
+        let counts = m.entry(name).or_default();
+        let nth = counts[end as usize & 1];
+        counts[end as usize & 1] += 1;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(&(name, nth), &mut h);
+        let id = (1 << 62) | (std::hash::Hasher::finish(&h) >> 2);
+        id * 2 + (end & 1)
+    }
+
     /// Queues `e`, sent to the socket pair end `pair` (or another socket).
     pub fn send(&self, pair: Option<u64>, e: FdEntry) {
-        let mut m = lock(&self.0);
+        let mut m = lock(&self.queues);
         let q = m.entry(pair).or_default();
         if q.len() == PASSED_MAX {
             q.pop_front();
@@ -776,7 +806,7 @@ impl Passed {
     /// The `n` entries sent first to `pair`, if that many wait; a `peek`
     /// leaves them for the next receive.
     pub fn receive(&self, pair: Option<u64>, n: usize, peek: bool) -> Option<Vec<FdEntry>> {
-        let mut m = lock(&self.0);
+        let mut m = lock(&self.queues);
         let q = m.get_mut(&pair).filter(|q| q.len() >= n)?;
         Some(match peek {
             true => q.iter().take(n).cloned().collect(),
@@ -1057,6 +1087,25 @@ mod tests {
     use reanimator_trace::SyscallEvent;
     use std::os::fd::{AsFd, OwnedFd};
     use std::sync::Arc;
+
+    /// The nth connect to a name and the nth accept on it are the two ends
+    /// of one connection, whichever replays first; other connections, and
+    /// socket pairs (`2 * seq + end`), have other numbers.
+    #[test]
+    fn the_nth_connect_to_a_name_pairs_with_its_nth_accept() {
+        let p = super::Passed::default();
+        let accepted = p.connection(7, 1);
+        let connected = p.connection(7, 0);
+        assert_eq!(accepted, connected ^ 1);
+        let second = p.connection(7, 0);
+        let elsewhere = p.connection(8, 0);
+        assert_eq!(p.connection(7, 1), second ^ 1);
+        for n in [second, elsewhere] {
+            assert_ne!(n >> 1, connected >> 1);
+        }
+        assert_ne!(second >> 1, elsewhere >> 1);
+        assert!(connected >> 63 == 1 && elsewhere >> 63 == 1);
+    }
 
     /// A rename moves the names under its source, compared lexically, and
     /// an exchange moves those under its destination back; other names and

@@ -7,14 +7,17 @@
  * crossed its own pair. Then the child sends a file of its own back,
  * which the parent first peeks at (MSG_PEEK leaves it queued), while a
  * descriptor the parent sent waits for the child: each end receives
- * what the other sent. Runs in the current directory;
- * stops at the first call that fails. */
+ * what the other sent. With an argument (`named`), the socket pairs are
+ * connections to a listening socket named `s.sock` instead: the child's
+ * first, accepted before the parent connects its unread one. Runs in the
+ * current directory; stops at the first call that fails. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,13 +60,47 @@ static void send_fds(int sock, const int *fds, int n) {
     CK(sendmsg(sock, &m, 0));
 }
 
-int main(void) {
+static const struct sockaddr_un name = {AF_UNIX, "s.sock"};
+
+/* A socket connected to `s.sock`. */
+static int connected(void) {
+    int s;
+    CK(s = socket(AF_UNIX, SOCK_STREAM, 0));
+    CK(connect(s, (const struct sockaddr *)&name, sizeof name));
+    return s;
+}
+
+/* A connected pair: a socket pair, or a connection to `listener`
+ * (`sv[0]`) and the end it accepted (`sv[1]`). */
+static void pair(int listener, int sv[2]) {
+    if (listener < 0) {
+        CK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+        return;
+    }
+    sv[0] = connected();
+    CK(sv[1] = accept(listener, NULL, NULL));
+}
+
+int main(int argc, char **argv) {
+    (void)argv;
+    int listener = -1;
     int sv[2];
-    CK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+    if (argc > 1) {
+        CK(listener = socket(AF_UNIX, SOCK_STREAM, 0));
+        CK(bind(listener, (const struct sockaddr *)&name, sizeof name));
+        CK(listen(listener, 4));
+    } else {
+        CK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+    }
     pid_t pid;
     CK(pid = fork());
     if (pid == 0) {
-        CK(close(sv[0]));
+        if (listener >= 0) {
+            CK(close(listener));
+            sv[1] = connected();
+        } else {
+            CK(close(sv[0]));
+        }
         char byte;
         struct iovec io = {&byte, 1};
         char control[CMSG_SPACE(2 * sizeof(int))];
@@ -90,13 +127,16 @@ int main(void) {
         put(back, "child got the parent's\n");
         _exit(0);
     }
-    CK(close(sv[1]));
+    if (listener >= 0)
+        CK(sv[0] = accept(listener, NULL, NULL));
+    else
+        CK(close(sv[1]));
     int a, b;
     CK(a = open("a.txt", O_RDWR | O_CREAT | O_TRUNC, 0644));
     CK(b = open("b.txt", O_WRONLY | O_CREAT | O_APPEND | O_TRUNC, 0644));
     put(a, "parent\n");
     int unread[2];
-    CK(socketpair(AF_UNIX, SOCK_STREAM, 0, unread));
+    pair(listener, unread);
     send_fds(unread[0], &b, 1);
     int fds[2] = {a, b};
     send_fds(sv[0], fds, 2);
