@@ -101,6 +101,8 @@ pub(crate) struct Thread<'a> {
     pub listings: &'a crate::state::ListingsInProgress,
     /// Descriptors sent over sockets and not yet received.
     pub passed: &'a crate::state::Passed,
+    /// Descriptor tables copied for children, which closes follow.
+    pub copies: &'a crate::state::TableCopies,
     /// Every live process's latest state, for renames to follow (see
     /// [`crate::state::follow_rename_everywhere`]).
     pub procs: &'a Mutex<HashMap<u32, crate::state::WeakProc>>,
@@ -565,6 +567,22 @@ fn unix_socket_path(ev: &SyscallEvent) -> Option<&[u8]> {
     let path = addr.get(2..)?;
     let path = &path[..path.iter().position(|&b| b == 0).unwrap_or(path.len())];
     (i32::from(family) == libc::AF_UNIX && !path.is_empty()).then_some(path)
+}
+
+/// The clone flags of a call that spawns (`implied`: those its row's
+/// effect implies, as vfork's `CLONE_VM | CLONE_VFORK`): clone passes
+/// them by value, clone3 as the first word of `struct clone_args`.
+fn clone_flags(ev: &SyscallEvent, row: &Syscall, implied: u64) -> u64 {
+    let given = match row.params().first().map(|p| p.kind) {
+        Some(Kind::Flags(FlagSet::Clone)) => ev.args[0],
+        Some(Kind::Struct { .. }) => ev
+            .capture(0, Role::Entry)
+            .and_then(|c| c.data.as_deref())
+            .and_then(|d| d.get(..8))
+            .map_or(0, |d| u64::from_le_bytes(d.try_into().expect("8 bytes"))),
+        _ => 0,
+    };
+    given | implied
 }
 
 /// The abstract Unix socket name a `bind` or `connect` gives (argument
@@ -1915,6 +1933,10 @@ impl Thread<'_> {
             Effect::Open => self.open(ev, row),
             Effect::Close => {
                 let removed = close_entry(&mut lock(&self.proc.fds), arg(0) as i32, ev);
+                if let Some(e) = &removed {
+                    self.copies
+                        .closed(&self.proc.fds, arg(0) as i32, e, ev.enter_ns);
+                }
                 let got = if removed.is_some() {
                     0
                 } else {
@@ -1945,12 +1967,17 @@ impl Thread<'_> {
                     .copied()
                     .filter(|&f| f as u32 >= first && f as u32 <= last)
                     .collect();
+                let mut removed = Vec::new();
                 for f in fds {
                     if flags & libc::CLOSE_RANGE_CLOEXEC != 0 {
                         t.get_mut(&f).expect("listed").cloexec = true;
-                    } else {
-                        t.remove(&f);
+                    } else if let Some(e) = t.remove(&f) {
+                        removed.push((f, e));
                     }
+                }
+                drop(t);
+                for (f, e) in removed {
+                    self.copies.closed(&self.proc.fds, f, &e, ev.enter_ns);
                 }
                 Outcome::Simulated(ok(0))
             }
@@ -2198,20 +2225,12 @@ impl Thread<'_> {
                 Outcome::Simulated(None)
             }
             Effect::Spawn(implied) if expected > 0 => {
-                // clone passes its flags by value, clone3 as the first word
-                // of `struct clone_args`.
-                let given = match row.params().first().map(|p| p.kind) {
-                    Some(Kind::Flags(FlagSet::Clone)) => arg(0),
-                    Some(Kind::Struct { .. }) => ev
-                        .capture(0, Role::Entry)
-                        .and_then(|c| c.data.as_deref())
-                        .and_then(|d| d.get(..8))
-                        .map_or(0, |d| u64::from_le_bytes(d.try_into().expect("8 bytes"))),
-                    _ => 0,
-                };
-                let flags = given | implied;
+                let flags = clone_flags(ev, row, implied);
                 let child = ev.created_id().unwrap_or(expected as u32);
-                (self.birth)(child, self.proc.child(flags));
+                let proc = self.proc.child(flags, |table| {
+                    self.copies.copy(table, ev.enter_ns, ended_ns(ev))
+                });
+                (self.birth)(child, proc);
                 if flags & libc::CLONE_PIDFD as u64 != 0 {
                     self.install_pidfd(ev, row);
                 }

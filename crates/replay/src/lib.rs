@@ -405,6 +405,8 @@ struct Shared<'a> {
     listings: state::ListingsInProgress,
     /// Descriptors sent with `SCM_RIGHTS` and not yet received.
     passed: state::Passed,
+    /// Descriptor tables copied for children, which closes follow.
+    copies: state::TableCopies,
 }
 
 impl Shared<'_> {
@@ -629,6 +631,7 @@ pub fn replay(
         live_maps: state::LiveMappings::default(),
         listings: state::ListingsInProgress::default(),
         passed: state::Passed::default(),
+        copies: state::TableCopies::default(),
     };
     let started = Instant::now();
     let mut manifest: Vec<PathState> = Vec::new();
@@ -840,7 +843,11 @@ pub fn replay(
                     .and_then(WeakProc::upgrade);
                 let proc = parent.map_or_else(
                     || Proc::initial(std::iter::empty(), c.cwd, c.umask, Some(c.creds)),
-                    |parent| parent.child(0),
+                    |parent| {
+                        parent.child(0, |t| {
+                            std::sync::Arc::new(Mutex::new(state::copy_of(&lock(t), u64::MAX)))
+                        })
+                    },
                 );
                 shared.born(BirthKey::Created { tid: c.tid, n: c.n }, proc);
             }
@@ -933,6 +940,7 @@ fn thread_main(
         live_maps: &shared.live_maps,
         listings: &shared.listings,
         passed: &shared.passed,
+        copies: &shared.copies,
         procs: &shared.latest,
         own_trace: shared.own_trace.as_deref(),
         acting: Acting::new(),

@@ -14,7 +14,7 @@ use reanimator_fsstate::{
     reopened_at_start, Root,
 };
 use reanimator_trace::{FdInfo, StartCause, SyscallEvent};
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -241,6 +241,19 @@ impl FdEntry {
         }
     }
 
+    /// Whether both entries stand for one open file description: the same
+    /// real descriptor, or simulated ones made by the same call.
+    pub fn same_description(&self, other: &FdEntry) -> bool {
+        match (&self.target, &other.target) {
+            (Target::Real(a), Target::Real(b)) => Arc::ptr_eq(a, b),
+            (Target::Ring(a), Target::Ring(b)) => Arc::ptr_eq(a, b),
+            (Target::Simulated, Target::Simulated) => {
+                self.opened_ns == other.opened_ns && self.path == other.path
+            }
+            _ => false,
+        }
+    }
+
     /// Takes the file status flags its description was given (by `open`
     /// or `F_SETFL`) that change how replay issues calls on it.
     pub fn set_status_flags(&mut self, flags: i32) {
@@ -313,6 +326,109 @@ pub(crate) type FdLookup<'a> = &'a dyn Fn(i32) -> Option<Arc<OwnedFd>>;
 
 /// A descriptor table, shared by threads and by `CLONE_FILES` children.
 pub(crate) type FdTable = Arc<Mutex<HashMap<i32, FdEntry>>>;
+
+/// Most recent table copies [`TableCopies`] keeps: a close is looked up
+/// against copies made by calls still running when it began, which are
+/// few and recent.
+const TABLE_COPIES_MAX: usize = 256;
+
+/// Descriptor tables copied for children (`fork`, `vfork`, `clone`
+/// without `CLONE_FILES`), with the recorded end of the call that made
+/// each. The kernel copies the table at the start of that call, and a
+/// `close` takes its number out at its own start, but replay copies the
+/// table when it replays the call, which the `close` of another thread
+/// may follow though it began first (or during the call, before the copy:
+/// when the copy happened is not recorded). Such a child kept a pipe's
+/// write end the real one never had, and the reader of that pipe, which
+/// got its end of file in the recording, waited 10 s for it: a vfork
+/// lasts until its child execs, so this was common (`go build`, Go's
+/// `os/exec`). A close that began before a copying call ended therefore
+/// also closes the copy's descriptor, if it is still the same one
+/// ([`TableCopies::closed`]).
+#[derive(Default)]
+pub(crate) struct TableCopies(Mutex<VecDeque<TableCopy>>);
+
+/// `table` as a call that began at `enter_ns` copied it, in the kernel at
+/// its start: descriptors other threads' calls made after that (they
+/// ended after it began, yet replayed first) are not in the copy, though
+/// the one each of them replaced is; and one kept aside under an entry
+/// made before the call had been closed by then. With `enter_ns` at
+/// `u64::MAX`, the table as it is.
+pub(crate) fn copy_of(table: &HashMap<i32, FdEntry>, enter_ns: u64) -> HashMap<i32, FdEntry> {
+    table
+        .iter()
+        .filter_map(|(&fd, e)| {
+            let e = match e.opened_ns > enter_ns {
+                true => e.displaced.as_deref()?,
+                false => e,
+            };
+            let mut e = e.clone();
+            e.displaced = None;
+            Some((fd, e))
+        })
+        .collect()
+}
+
+/// One table copy ([`TableCopies`]).
+struct TableCopy {
+    parent: std::sync::Weak<Mutex<HashMap<i32, FdEntry>>>,
+    child: std::sync::Weak<Mutex<HashMap<i32, FdEntry>>>,
+    /// Recorded exit time of the call that made it.
+    made_by_end: u64,
+}
+
+impl TableCopies {
+    /// A copy of `parent` made by a call that began at `enter_ns` and
+    /// ended at `made_by_end` (recorded), noted while `parent` is still
+    /// locked: a close replayed meanwhile either came first, and the copy
+    /// lacks its descriptor, or finds the copy noted.
+    pub fn copy(&self, parent: &FdTable, enter_ns: u64, made_by_end: u64) -> FdTable {
+        let t = lock(parent);
+        let child = Arc::new(Mutex::new(copy_of(&t, enter_ns)));
+        let mut v = lock(&self.0);
+        v.retain(|c| c.child.strong_count() > 0 && c.parent.strong_count() > 0);
+        if v.len() == TABLE_COPIES_MAX {
+            v.pop_front();
+        }
+        v.push_back(TableCopy {
+            parent: Arc::downgrade(parent),
+            child: Arc::downgrade(&child),
+            made_by_end,
+        });
+        child
+    }
+
+    /// A replayed close of `removed`, number `fd` of `table`, by a call
+    /// that began at `enter_ns`: copies made from `table` by calls that
+    /// ended after that, holding the same descriptor, lose it too.
+    pub fn closed(&self, table: &FdTable, fd: i32, removed: &FdEntry, enter_ns: u64) {
+        let children: Vec<FdTable> = lock(&self.0)
+            .iter()
+            .filter(|c| c.made_by_end > enter_ns && std::ptr::eq(c.parent.as_ptr(), &**table))
+            .filter_map(|c| c.child.upgrade())
+            .collect();
+        for child in children {
+            let mut t = lock(&child);
+            let Some(top) = t.get_mut(&fd) else {
+                continue;
+            };
+            if top.same_description(removed) {
+                // One the child made kept aside under it takes the number
+                // back, as in a close.
+                match top.displaced.take() {
+                    Some(older) => *top = *older,
+                    None => drop(t.remove(&fd)),
+                }
+            } else if top
+                .displaced
+                .as_ref()
+                .is_some_and(|d| d.same_description(removed))
+            {
+                top.displaced = None;
+            }
+        }
+    }
+}
 
 /// Working directory, root and umask, shared by `CLONE_FS` children.
 pub(crate) struct FsInfo {
@@ -971,7 +1087,7 @@ impl Proc {
     }
 
     /// The state of a child created by `clone` with `flags`.
-    pub fn child(&self, flags: u64) -> Proc {
+    pub fn child(&self, flags: u64, copy: impl FnOnce(&FdTable) -> FdTable) -> Proc {
         let share = |bit: i32| flags & bit as u64 != 0;
         if share(libc::CLONE_THREAD) {
             return self.clone();
@@ -979,7 +1095,7 @@ impl Proc {
         let fds = if share(libc::CLONE_FILES) {
             self.fds.clone()
         } else {
-            Arc::new(Mutex::new(lock(&self.fds).clone()))
+            copy(&self.fds)
         };
         let fs = if share(libc::CLONE_FS) {
             self.fs.clone()
@@ -1087,6 +1203,62 @@ mod tests {
     use reanimator_trace::SyscallEvent;
     use std::os::fd::{AsFd, OwnedFd};
     use std::sync::Arc;
+
+    /// A child's table is its parent's as the copying call began: not what
+    /// other threads opened after that, but what such an entry replaced;
+    /// and a close that began before the copying call ended takes the
+    /// descriptor from the copy too, while a later one leaves it.
+    #[test]
+    fn a_table_copy_is_the_table_as_the_fork_began() {
+        let copies = super::TableCopies::default();
+        let entry = |path: &str, opened_ns: u64| FdEntry {
+            opened_ns,
+            ..FdEntry::simulated(path.as_bytes().to_vec(), false)
+        };
+        let parent: super::FdTable = Arc::default();
+        {
+            let mut t = lock(&parent);
+            t.insert(3, entry("/old", 5));
+            t.insert(4, entry("/kept", 6));
+            t.insert(5, entry("/closed-late", 7));
+            let mut newer = entry("/new", 50);
+            newer.displaced = Some(Box::new(entry("/replaced", 8)));
+            t.insert(6, newer);
+            t.insert(7, entry("/made-after", 60));
+        }
+        // The fork ran from 40 to 100.
+        let child = copies.copy(&parent, 40, 100);
+        let paths = |t: &super::FdTable| {
+            let mut v: Vec<(i32, String)> = lock(t)
+                .iter()
+                .map(|(fd, e)| (*fd, String::from_utf8_lossy(&e.path).into_owned()))
+                .collect();
+            v.sort();
+            v
+        };
+        let want = |v: &[(i32, &str)]| -> Vec<(i32, String)> {
+            v.iter().map(|(fd, p)| (*fd, p.to_string())).collect()
+        };
+        assert_eq!(
+            paths(&child),
+            want(&[
+                (3, "/old"),
+                (4, "/kept"),
+                (5, "/closed-late"),
+                (6, "/replaced")
+            ])
+        );
+        // Closes replayed after the copy: one began during the fork (at
+        // 45), one after it (at 120).
+        for (fd, at) in [(3, 45), (5, 120)] {
+            let removed = lock(&parent).remove(&fd).unwrap();
+            copies.closed(&parent, fd, &removed, at);
+        }
+        assert_eq!(
+            paths(&child),
+            want(&[(4, "/kept"), (5, "/closed-late"), (6, "/replaced")])
+        );
+    }
 
     /// The nth connect to a name and the nth accept on it are the two ends
     /// of one connection, whichever replays first; other connections, and
