@@ -288,8 +288,11 @@ impl Renderer {
         s
     }
 
+    /// A capture's bytes quoted; one the recorder could not read at all
+    /// says so, since `""` would pass for an empty string.
     fn capture_text(&self, c: &Capture) -> String {
         match (&c.data, c.status) {
+            (Some(d), CaptureStatus::Unreadable) if d.is_empty() => "<unreadable>".into(),
             (Some(d), _) => self.quote(d, c.len),
             (None, CaptureStatus::Complete) => format!("<{} bytes>", c.captured),
             (None, status) => format!("<{} bytes {}>", c.len, status.name()),
@@ -940,6 +943,33 @@ mod tests {
         assert_eq!(
             line(&sig),
             "--- SIGCHLD {si_signo=SIGCHLD, si_code=1, si_pid=5} ---"
+        );
+    }
+
+    /// An argument the recorder could not read is not shown as an empty
+    /// string; one that is empty is.
+    #[test]
+    fn unreadable_strings_say_so() {
+        let element = |elem: u32, data: &[u8], status: CaptureStatus| Capture {
+            elem,
+            status,
+            ..cap(1, Role::Entry, data)
+        };
+        let e = call(
+            59,
+            [0x1000, 0x2000, 0, 0, 0, 0],
+            0,
+            false,
+            vec![
+                cap(0, Role::Entry, b"/bin/ls"),
+                element(0, b"touch", CaptureStatus::Complete),
+                element(1, b"", CaptureStatus::Unreadable),
+                element(2, b"", CaptureStatus::Complete),
+            ],
+        );
+        assert_eq!(
+            line(&e),
+            r#"execve("/bin/ls", ["touch", <unreadable>, ""], NULL) = 0 <0.000012>"#
         );
     }
 

@@ -1,7 +1,9 @@
 /* Writes with writev and sendmsg from file mappings the program never
  * touched: the eBPF recorder cannot fault such a page in at the call's
  * entry, so it reads those bytes again when the call returns (the call
- * faulted the page in). Needs `in.bin` (3 bytes or more) in the current
+ * faulted the page in). Then execs /bin/true with an argument from such a
+ * page, which the old address space no longer holds when the exec
+ * returns. Needs `in.bin` (3 bytes or more, no NUL) in the current
  * directory; writes `out.txt` and `sent.txt`. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,7 +23,8 @@ int main(void) {
     /* Two mappings: each page is untouched in its own mapping. */
     char *page = mmap(0, 4096, PROT_READ, MAP_PRIVATE, in, 0);
     char *other = mmap(0, 4096, PROT_READ, MAP_PRIVATE, in, 0);
-    if (page == MAP_FAILED || other == MAP_FAILED)
+    char *arg = mmap(0, 4096, PROT_READ, MAP_PRIVATE, in, 0);
+    if (page == MAP_FAILED || other == MAP_FAILED || arg == MAP_FAILED)
         return 99;
     struct iovec v[2] = {{"hi", 2}, {page, 3}};
     if (writev(out, v, 2) != 5)
@@ -31,5 +34,10 @@ int main(void) {
     char buf[8];
     if (sendmsg(sv[0], &msg, 0) != 3 || read(sv[1], buf, sizeof buf) != 3)
         return 97;
-    return write(sent, buf, 3) == 3 ? 0 : 96;
+    if (write(sent, buf, 3) != 3)
+        return 96;
+    /* The page past the file's end reads as zeros: the argument ends. */
+    char *args[] = {"true", arg, NULL};
+    execv("/bin/true", args);
+    return 95;
 }

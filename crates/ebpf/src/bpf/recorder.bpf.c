@@ -714,8 +714,9 @@ static __noinline int emit_mapped_at_exit(__u32 tgid, __u32 tid)
 	return 0;
 }
 
-/* Emits a NUL-terminated string of at most `max` bytes. */
-__noinline int emit_string(struct cap *c, __u32 max)
+/* Emits a NUL-terminated string of at most `max` bytes; returns what
+ * bpf_probe_read_user_str did (the bytes read with the NUL, or < 0). */
+__noinline long emit_string_read(struct cap *c, __u32 max)
 {
 	if (!c)
 		return 0;
@@ -748,25 +749,60 @@ __noinline int emit_string(struct cap *c, __u32 max)
 	if (n)
 		bpf_dynptr_write(&d, sizeof(struct rec_capture), s->buf, n, 0);
 	bpf_ringbuf_submit_dynptr(&d, BPF_RB_NO_WAKEUP);
-	return (flags & CAP_FAILED) != 0;
+	return r;
+}
+
+/* Emits a NUL-terminated string of at most `max` bytes; returns whether
+ * it could not be read. */
+static __always_inline int emit_string(struct cap *c, __u32 max)
+{
+	return emit_string_read(c, max) <= 0;
 }
 
 /* argv/envp: each element a string capture. */
 struct strs {
 	struct cap c;
 	__u64 base;
+	__u8 failed; /* an element, or the array, could not be read */
 };
 
 static long str_cb(__u64 i, struct strs *s)
 {
 	__u64 p = 0;
-	if (bpf_probe_read_user(&p, sizeof(p), (void *)(s->base + i * 8)) || !p)
+	if (bpf_probe_read_user(&p, sizeof(p), (void *)(s->base + i * 8))) {
+		s->failed = 1;
+		return 1;
+	}
+	if (!p)
 		return 1;
 	s->c.addr = p;
 	s->c.elem = i;
-	emit_string(&s->c, STR_MAX_LEN);
+	if (emit_string(&s->c, STR_MAX_LEN))
+		s->failed = 1;
 	return 0;
 }
+
+/* The strings an exec copied into the new image, one after another from
+ * `at` to `end` (its argv or its environment). */
+struct image_strs {
+	struct cap c;
+	__u64 at;
+	__u64 end;
+};
+
+static long image_str_cb(__u64 i, struct image_strs *s)
+{
+	if (s->at >= s->end)
+		return 1;
+	s->c.addr = s->at;
+	s->c.elem = i;
+	long n = emit_string_read(&s->c, STR_MAX_LEN);
+	if (n <= 0)
+		return 1;
+	s->at += n;
+	return 0;
+}
+
 
 /* An iovec array: whole elements (inputs at entry), or `left` bytes spread
  * over the elements in order (outputs at exit: the return value). Element
@@ -969,6 +1005,24 @@ static __always_inline __u64 arg_of(struct pass *p, __u32 i)
 	return i < 6 ? p->args[i] : 0;
 }
 
+/* After a successful exec, the string array parameter i (the `which`th of
+ * the call's: argv, then the environment) read again from the new image,
+ * where the kernel copied its strings: the old address space, whose
+ * pages the program never touched, is gone. */
+__noinline int emit_image_strings(struct pass *p, __u32 i, __u32 which)
+{
+	if (!p)
+		return 0;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct image_strs s = {
+		.c = { .seq = p->seq, .tid = p->tid, .arg = i },
+		.at = which ? BPF_CORE_READ(task, mm, env_start) : BPF_CORE_READ(task, mm, arg_start),
+		.end = which ? BPF_CORE_READ(task, mm, env_end) : BPF_CORE_READ(task, mm, arg_end),
+	};
+	bpf_loop(STR_ARRAY_MAX, image_str_cb, &s, 0);
+	return 0;
+}
+
 __noinline int capture_param(struct pass *p, __u32 i)
 {
 	if (!p || i >= 6)
@@ -993,7 +1047,7 @@ __noinline int capture_param(struct pass *p, __u32 i)
 		case K_STR_ARRAY: {
 			struct strs s = { .c = c, .base = addr };
 			bpf_loop(STR_ARRAY_MAX, str_cb, &s, 0);
-			return 0;
+			return s.failed;
 		}
 		case K_MAPPED: {
 			__u64 n = arg_of(p, ps.len_arg);
@@ -1865,13 +1919,23 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 		/* An input in a page the program never touched (a constant in a
 		 * library's read-only data, say) cannot be read at entry without
 		 * faulting; the call itself faulted it in, and the kernel does not
-		 * change inputs, so it is read again now. Not after an exec: the
-		 * address space is new. */
-		if (f->retry && !(p.spec.flags & SPEC_NEW_IMAGE)) {
+		 * change inputs, so it is read again now. After an exec the
+		 * address space is new: only its argv and environment can be
+		 * read again, where the kernel copied them. */
+		if (f->retry) {
+			bool replaced = (p.spec.flags & SPEC_NEW_IMAGE) && ok;
+			__u32 arrays = 0;
 			p.exit = 0;
-			for (__u32 i = 0; i < 6; i++)
-				if (f->retry & (1 << i))
-					capture_param(&p, i);
+			for (__u32 i = 0; i < 6; i++) {
+				bool array = p.spec.p[i].kind == K_STR_ARRAY;
+				if (f->retry & (1 << i)) {
+					if (!replaced)
+						capture_param(&p, i);
+					else if (array)
+						emit_image_strings(&p, i, arrays);
+				}
+				arrays += array;
+			}
 		}
 	}
 	emit_call(f, true, ret);
