@@ -1685,11 +1685,57 @@ impl Thread<'_> {
         }
         let waited = limit();
         self.stalls.fetch_add(1, Ordering::Relaxed);
+        let holders = match read {
+            true => self.write_ends_of(fd),
+            false => String::new(),
+        };
         Err(format!(
-            "the pipe stayed {} for {:.1} s while replay stood still: not issued",
+            "the pipe stayed {} for {:.1} s while replay stood still{holders}: not issued",
             if read { "empty" } else { "full" },
             waited.as_secs_f64()
         ))
+    }
+
+    /// Where the write end of the pipe whose read end is real descriptor
+    /// `fd` is open, by traced process and descriptor number: a read
+    /// that waited in vain for an end of file names who kept it from
+    /// coming (` (its write end is open in process 7 as 4)`), or nothing.
+    fn write_ends_of(&self, fd: i32) -> String {
+        let id_and_mode = |fd: i32| {
+            // SAFETY: fstat into a zeroed struct and F_GETFL, on a
+            // descriptor a live entry holds.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+            (unsafe { libc::fstat(fd, &mut st) } == 0)
+                .then_some(((st.st_dev, st.st_ino), flags & libc::O_ACCMODE))
+        };
+        let Some((pipe, _)) = id_and_mode(fd) else {
+            return String::new();
+        };
+        let procs: Vec<(u32, Proc)> = lock(self.procs)
+            .iter()
+            .filter_map(|(&tgid, p)| Some((tgid, p.upgrade()?)))
+            .collect();
+        let mut holders: Vec<(u32, i32)> = Vec::new();
+        for (tgid, proc) in procs {
+            for (&n, e) in lock(&proc.fds).iter() {
+                if let Target::Real(real) = &e.target {
+                    if id_and_mode(real.as_raw_fd()) == Some((pipe, libc::O_WRONLY)) {
+                        holders.push((tgid, n));
+                    }
+                }
+            }
+        }
+        holders.sort_unstable();
+        let named: Vec<String> = holders
+            .iter()
+            .take(4)
+            .map(|(tgid, n)| format!("process {tgid} as {n}"))
+            .collect();
+        match named.is_empty() {
+            true => String::new(),
+            false => format!(" (its write end is open in {})", named.join(", ")),
+        }
     }
 
     /// Tries `attempt` (which waits a little itself when it fails) until

@@ -554,6 +554,11 @@ fn a_read_waiting_for_data_that_never_comes_does_not_hang() {
         lines[0].contains("stayed empty for 10.0 s while replay stood still"),
         "{lines:?}"
     );
+    // Who held the pipe open, for the reader of the report.
+    assert!(
+        lines[0].contains("(its write end is open in process ") && lines[0].contains(" as 4)"),
+        "{lines:?}"
+    );
     assert!(
         lines[1].contains("stayed empty for 0.5 s while replay stood still"),
         "{lines:?}"
