@@ -951,8 +951,6 @@ impl Thread<'_> {
         Ok(())
     }
 
-    /// Makes the socket file a `bind` to Unix socket path `path` made;
-    /// 0 or -errno.
     /// The key of the Unix socket name a `bind` or `connect` gives: its
     /// path made absolute from the working directory, or its abstract
     /// name ([`FdEntry::name`]).
@@ -973,6 +971,8 @@ impl Thread<'_> {
         }
     }
 
+    /// Makes the socket file a `bind` to Unix socket path `path` made;
+    /// 0 or -errno.
     fn make_socket_file(&self, path: &[u8]) -> i64 {
         let (full, umask) = {
             let fs = lock(&self.proc.fs);

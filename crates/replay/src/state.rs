@@ -124,7 +124,7 @@ pub(crate) struct ListingsInProgress {
     /// run before the stream began in replay, so the registry alone
     /// cannot see it (a child's `creat` overlapping its parent's listing
     /// of the same directory).
-    recent: Mutex<std::collections::VecDeque<Change>>,
+    recent: Mutex<VecDeque<Change>>,
 }
 
 /// How many entry changes [`ListingsInProgress`] remembers.
@@ -371,8 +371,8 @@ pub(crate) fn copy_of(table: &HashMap<i32, FdEntry>, enter_ns: u64) -> HashMap<i
 
 /// One table copy ([`TableCopies`]).
 struct TableCopy {
-    parent: std::sync::Weak<Mutex<HashMap<i32, FdEntry>>>,
-    child: std::sync::Weak<Mutex<HashMap<i32, FdEntry>>>,
+    parent: Weak<Mutex<HashMap<i32, FdEntry>>>,
+    child: Weak<Mutex<HashMap<i32, FdEntry>>>,
     /// Recorded exit time of the call that made it.
     made_by_end: u64,
 }
@@ -885,7 +885,7 @@ const PASSED_MAX: usize = 1024;
 /// them then mismatch).
 #[derive(Default)]
 pub(crate) struct Passed {
-    queues: Mutex<HashMap<Option<u64>, std::collections::VecDeque<FdEntry>>>,
+    queues: Mutex<HashMap<Option<u64>, VecDeque<FdEntry>>>,
     /// Per Unix socket name: how many connects to it, and accepts from
     /// the socket bound to it, were replayed.
     connections: Mutex<HashMap<u64, [u64; 2]>>,

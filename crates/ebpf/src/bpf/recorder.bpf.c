@@ -803,7 +803,6 @@ static long image_str_cb(__u64 i, struct image_strs *s)
 	return 0;
 }
 
-
 /* An iovec array: whole elements (inputs at entry), or `left` bytes spread
  * over the elements in order (outputs at exit: the return value). Element
  * i is capture elem first + i. */
