@@ -46,7 +46,7 @@ pub fn run(args: &CatalogueArgs) -> Result<ExitCode> {
         let by_group = groups != 0 && s.groups & groups != 0;
         let unfiltered = names.is_empty() && groups == 0;
         if (unfiltered || by_name || by_group) && (!args.decoded || s.is_decoded()) {
-            println!("{:>3}  {s}", s.nr);
+            outln!("{:>3}  {s}", s.nr);
             shown += 1;
         }
     }

@@ -60,10 +60,10 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode> {
     let report = report.with_context(|| format!("cannot export {}", args.trace.display()))?;
     let rows = [report.events, report.captures, report.processes];
     for (file, rows) in report.files.iter().zip(rows) {
-        println!("{}: {rows} rows", file.display());
+        outln!("{}: {rows} rows", file.display());
     }
     if report.other_records > 0 {
-        println!(
+        outln!(
             "not exported: {} signal, loss and path-state records (see `reanimator dump --json`)",
             report.other_records
         );

@@ -2,6 +2,19 @@
 //! subcommand to its module. Library crates do the work; this crate only
 //! glues them to files, terminals and exit codes.
 
+/// `println!` that returns its error instead of panicking: a report
+/// printed into a closed pipe (`| head`) or a full disk ends the command
+/// with an error (a closed pipe quietly), never a panic.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        anyhow::Context::context(
+            writeln!(std::io::stdout(), $($arg)*),
+            "cannot write to standard output",
+        )?
+    }};
+}
+
 mod catalogue_cmd;
 mod dump;
 mod export_cmd;

@@ -37,7 +37,7 @@ pub fn run(args: &RecoverArgs) -> Result<ExitCode> {
         .output
         .clone()
         .unwrap_or_else(|| default_output(&args.trace));
-    if out == args.trace {
+    if out == args.trace || reanimator_trace::same_file(&out, &args.trace) {
         bail!("{}: the output must differ from the input", out.display());
     }
     let opts = WriterOptions {
@@ -50,31 +50,36 @@ pub fn run(args: &RecoverArgs) -> Result<ExitCode> {
     });
     bar.finish();
     let report = report.with_context(|| format!("cannot recover {}", args.trace.display()))?;
-    println!("recovered {} -> {}", args.trace.display(), out.display());
-    println!(
+    outln!("recovered {} -> {}", args.trace.display(), out.display());
+    outln!(
         "  kept: {} records ({} system calls) from {} intact frames",
-        report.records, report.syscalls, report.frames_kept
+        report.records,
+        report.syscalls,
+        report.frames_kept
     );
     if report.regions_skipped > 0 || report.buffers_lost > 0 {
-        println!(
+        outln!(
             "  damaged: {} region(s), {} bytes skipped, at least {} records lost, {} buffers lost",
-            report.regions_skipped, report.bytes_skipped, report.records_lost, report.buffers_lost
+            report.regions_skipped,
+            report.bytes_skipped,
+            report.records_lost,
+            report.buffers_lost
         );
     } else {
-        println!("  damaged: nothing");
+        outln!("  damaged: nothing");
     }
     if !report.had_meta {
-        println!("  the trace's header frame was lost: its metadata (command, clock) is missing");
+        outln!("  the trace's header frame was lost: its metadata (command, clock) is missing");
     }
     if report.had_end {
-        println!("  the original was finished (it had an end record)");
+        outln!("  the original was finished (it had an end record)");
     } else {
-        println!(
+        outln!(
             "  the original had no end record: the recorder did not finish; a new one was written"
         );
     }
     for d in &report.damage {
-        println!("  - {d}");
+        outln!("  - {d}");
     }
     Ok(ExitCode::SUCCESS)
 }

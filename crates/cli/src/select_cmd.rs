@@ -92,7 +92,7 @@ pub fn run(args: &SelectArgs) -> Result<ExitCode> {
     );
     bar.finish();
     let report = report.with_context(|| format!("cannot select from {}", args.trace.display()))?;
-    println!(
+    outln!(
         "selected {} of {} records ({} system calls) -> {}",
         report.kept,
         report.read,

@@ -310,3 +310,98 @@ fn version_and_help() {
     let out = run(&["no-such-command"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A report printed into a closed pipe (`| head`) ends the command
+/// quietly, and into a full disk with an error; neither panics (select,
+/// export, recover and catalogue did: exit 101).
+#[test]
+fn reports_into_a_closed_pipe_or_a_full_disk_do_not_panic() {
+    let (dir, trace) = sample();
+    let t = trace.to_str().unwrap();
+    let out = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let commands: Vec<Vec<String>> = vec![
+        vec![
+            "select".into(),
+            t.into(),
+            "-o".into(),
+            out("s.rtr"),
+            "--force".into(),
+        ],
+        vec![
+            "recover".into(),
+            t.into(),
+            "-o".into(),
+            out("r.rtr"),
+            "--force".into(),
+        ],
+        vec![
+            "export".into(),
+            t.into(),
+            "-o".into(),
+            out("x"),
+            "--force".into(),
+            "--format".into(),
+            "csv".into(),
+        ],
+        vec!["catalogue".into()],
+    ];
+    for args in &commands {
+        let mut child = bin()
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o.stderr));
+        assert!(!text(&o.stderr).contains("panicked"), "{args:?}");
+        if std::path::Path::new("/dev/full").exists() {
+            let full = std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap();
+            let o = bin().args(args).stdout(full).output().unwrap();
+            assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o.stderr));
+            assert!(
+                text(&o.stderr).contains("cannot write to standard output"),
+                "{args:?}: {}",
+                text(&o.stderr)
+            );
+        }
+    }
+}
+
+/// `recover -o` onto its input by another name (`./t.rtr`, a hard link,
+/// a symbolic link) is refused, as `select` refuses it: with `--force`
+/// it truncated the trace it was reading.
+#[test]
+fn recover_refuses_its_own_input_by_any_name() {
+    let (dir, trace) = sample();
+    let before = std::fs::read(&trace).unwrap();
+    let hard = dir.path().join("hard.rtr");
+    let soft = dir.path().join("soft.rtr");
+    std::fs::hard_link(&trace, &hard).unwrap();
+    std::os::unix::fs::symlink(&trace, &soft).unwrap();
+    let dotted = trace
+        .parent()
+        .unwrap()
+        .join(".")
+        .join(trace.file_name().unwrap());
+    for out in [&dotted, &hard, &soft] {
+        let o = run(&[
+            "recover",
+            trace.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--force",
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{out:?}");
+        assert!(
+            text(&o.stderr).contains("the output must differ from the input"),
+            "{}",
+            text(&o.stderr)
+        );
+        assert_eq!(std::fs::read(&trace).unwrap(), before, "{out:?}");
+    }
+}
