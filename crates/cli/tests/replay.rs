@@ -2173,6 +2173,21 @@ fn a_program_looking_at_its_own_trace_replays_clean() {
         let trace = tmp.path().join("own.rtr");
         std::fs::rename(work.join("own.rtr"), &trace).unwrap();
         replay_clean(tmp.path(), &trace, &[]);
+        // A trace made from it keeps the path its recorder wrote (once
+        // rewritten to the new file's: 6 mismatches).
+        for command in ["select", "recover"] {
+            let made = tmp.path().join(format!("{command}.rtr"));
+            let o = Command::new(bin())
+                .arg(command)
+                .arg(&trace)
+                .arg("-o")
+                .arg(&made)
+                .arg("--force")
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{command}: {}", show(&o));
+            replay_clean(tmp.path(), &made, &[]);
+        }
     }
 }
 

@@ -148,7 +148,8 @@ const CALL_NUMBERS: usize = 1024;
 impl Writer<File> {
     /// Creates `path` (mode 0600: traces hold user data) and writes the
     /// header and `meta`, with the file's absolute path as option
-    /// `output`. Refuses an existing file unless `opts.overwrite`.
+    /// `output` unless `meta` names one already (a trace made from
+    /// another). Refuses an existing file unless `opts.overwrite`.
     ///
     /// An existing path that is not a regular file (`/dev/null`, a FIFO)
     /// is written to as it is: never truncated, made 0600 or named in the
@@ -184,8 +185,13 @@ impl Writer<File> {
         }
         let absolute = std::path::absolute(path).ok();
         let mut meta = meta.clone();
+        // A trace made from another (select, recover) keeps the path its
+        // recorder wrote: calls of the program that named it are still
+        // simulated from there.
         if let Some(name) = absolute.as_deref().and_then(Path::to_str) {
-            meta.options.insert("output".to_string(), name.to_string());
+            meta.options
+                .entry("output".to_string())
+                .or_insert_with(|| name.to_string());
         }
         let mut w = Writer::new(file, &meta, opts).map_err(|e| e.in_file(path))?;
         w.path = absolute;
