@@ -57,7 +57,7 @@ pub fn run(args: &RecoverArgs) -> Result<ExitCode> {
         report.syscalls,
         report.frames_kept
     );
-    if report.regions_skipped > 0 || report.buffers_lost > 0 {
+    if report.regions_skipped > 0 || report.buffers_lost > 0 || !report.damage.is_empty() {
         outln!(
             "  damaged: {} region(s), {} bytes skipped, at least {} records lost, {} buffers lost",
             report.regions_skipped,

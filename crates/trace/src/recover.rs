@@ -30,7 +30,7 @@ pub struct RecoverReport {
     /// Bytes of the input that could not be used.
     pub bytes_skipped: u64,
     /// Records the damaged frames' headers said they held (a lower bound
-    /// of what was lost when a header itself was damaged).
+    /// of what was lost: a header itself damaged says nothing).
     pub records_lost: u64,
     /// Captures whose buffer data was in a lost blob frame.
     pub buffers_lost: u64,
@@ -105,7 +105,19 @@ pub fn recover_with_progress(
     loop {
         let at = src.offset;
         progress(at, src.len);
-        let frame = read_frame(&mut src, &mut raw);
+        // The records a damaged frame's header says it held: the checksum
+        // covers header and payload alike, so a guess, kept only when the
+        // header reads as a records frame.
+        let mut said = 0;
+        let frame = src.next_header().and_then(|h| match h {
+            None => Ok(None),
+            Some(h) => {
+                if h.kind == FrameKind::Records {
+                    said = u64::from(h.count);
+                }
+                src.unpack(&h, &mut raw).map(|()| Some(h))
+            }
+        });
         let h = match frame {
             Ok(None) => break,
             Ok(Some(h)) => h,
@@ -115,6 +127,7 @@ pub fn recover_with_progress(
                 let skipped = resume.unwrap_or(src.len) - at;
                 report.regions_skipped += 1;
                 report.bytes_skipped += skipped;
+                report.records_lost += said;
                 report
                     .damage
                     .push(format!("bytes {at}..{}: {} ", at + skipped, e.kind()));
@@ -123,7 +136,7 @@ pub fn recover_with_progress(
                     time_ns: last_time,
                     tgid: 0,
                     tid: 0,
-                    count: 0,
+                    count: said,
                     reason: format!("recover: {skipped} damaged bytes at offset {at} of the original trace ({})", e.kind()),
                 }))?;
                 report.records += 1;
@@ -209,6 +222,17 @@ pub fn recover_with_progress(
             }
             FrameKind::End => {
                 report.had_end = true;
+                // Bytes after the end record belong to no trace (the
+                // reader refuses them): left out, and said.
+                let rest = src.len.saturating_sub(src.offset);
+                if rest > 0 {
+                    report.regions_skipped += 1;
+                    report.bytes_skipped += rest;
+                    report.damage.push(format!(
+                        "bytes {}..{}: after the end record, left out",
+                        src.offset, src.len
+                    ));
+                }
                 break;
             }
             FrameKind::Meta | FrameKind::Unknown(_) => {}

@@ -954,3 +954,41 @@ fn shards_together_return_every_record_once() {
         assert_eq!(got, want, "{count} shards");
     }
 }
+
+/// A records frame whose payload fails its checksum: the records its
+/// header says it held are counted lost, and the loss record says how
+/// many (it said 0 before).
+#[test]
+fn recover_counts_a_damaged_frames_records() {
+    let (dir, path) = temp();
+    let records = sample_records(300, 11);
+    write_trace(&path, &records, small_frames());
+    let mut bytes = std::fs::read(&path).unwrap();
+    let off = frame_offsets(&bytes)
+        .into_iter()
+        .find(|&o| bytes[o + 4] == FrameKind::Records.code())
+        .unwrap();
+    bytes[off + FRAME_HEADER_LEN + 3] ^= 0xff;
+    let bad = dir.path().join("bad.rtr");
+    std::fs::write(&bad, &bytes).unwrap();
+    let out = dir.path().join("out.rtr");
+    let report = recover(&bad, &out, WriterOptions::default()).unwrap();
+    assert!(report.records_lost > 0, "{report:?}");
+    assert_eq!(report.regions_skipped, 1, "{:?}", report.damage);
+    let (salvaged, err) = read_all(&out, true);
+    assert!(err.is_none(), "{err:?}");
+    let lost: u64 = salvaged
+        .iter()
+        .filter_map(|r| match r {
+            Record::Loss(l) if l.reason.starts_with("recover:") => Some(l.count),
+            _ => None,
+        })
+        .sum();
+    assert_eq!(lost, report.records_lost);
+    // What was kept, and what was lost, make up the original.
+    let kept = salvaged
+        .iter()
+        .filter(|r| !matches!(r, Record::Loss(l) if l.reason.starts_with("recover:")))
+        .count() as u64;
+    assert_eq!(kept + report.records_lost, records.len() as u64);
+}
