@@ -31,6 +31,15 @@ pub struct PrepareReport {
     /// stands for `/`, and a root replayer acts with traced processes'
     /// own user ids, which could not look up anything in it otherwise.
     pub root_made_searchable: bool,
+    /// Directories made, mode 0755, for paths whose directory the trace
+    /// holds no state of (a trace `recover` salvaged lost it).
+    pub made_up_dirs: u64,
+    /// Files made, mode 0644, for contents whose file's state the trace
+    /// does not hold (lost the same way).
+    pub made_up_files: u64,
+    /// The first of [`PrepareReport::made_up_dirs`] and
+    /// [`PrepareReport::made_up_files`], to name it.
+    pub first_made_up: Option<Vec<u8>>,
 }
 
 /// A path whose owner bits a replayer that is not root set to the recorded
@@ -178,7 +187,13 @@ impl<'r> Preparer<'r> {
     /// Applies one record; other record kinds are ignored.
     pub fn apply(&mut self, rec: &Record) -> io::Result<()> {
         match rec {
-            Record::PathState(s) => self.state(s).map_err(|e| {
+            Record::PathState(s) => match self.state(s) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound && self.make_parents(&s.path)? => {
+                    self.state(s)
+                }
+                r => r,
+            }
+            .map_err(|e| {
                 io::Error::new(
                     e.kind(),
                     format!("{}: {e}", String::from_utf8_lossy(&s.path)),
@@ -188,9 +203,26 @@ impl<'r> Preparer<'r> {
                 let Some(bytes) = d.data.data.as_deref() else {
                     return Ok(());
                 };
-                let fd = self
-                    .root
-                    .open_at(&d.path, libc::O_WRONLY | libc::O_NOFOLLOW, 0)?;
+                let flags = libc::O_WRONLY | libc::O_NOFOLLOW;
+                let fd = match self.root.open_at(&d.path, flags, 0) {
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                        // Its file's state was lost (a damaged trace): a
+                        // file of the replayer's, mode 0644.
+                        self.make_parents(&d.path)?;
+                        self.report.made_up_files += 1;
+                        self.report
+                            .first_made_up
+                            .get_or_insert_with(|| d.path.clone());
+                        self.root.open_at(&d.path, flags | libc::O_CREAT, 0o644)
+                    }
+                    r => r,
+                }
+                .map_err(|e| {
+                    io::Error::new(
+                        e.kind(),
+                        format!("{}: {e}", String::from_utf8_lossy(&d.path)),
+                    )
+                })?;
                 let mut done = 0;
                 while done < bytes.len() {
                     // SAFETY: a valid buffer slice.
@@ -212,6 +244,34 @@ impl<'r> Preparer<'r> {
             }
             _ => Ok(()),
         }
+    }
+
+    /// Makes the missing directories above `path`, mode 0755, when the
+    /// trace holds no state of them (only a damaged trace lacks one):
+    /// true when it made any, so the caller tries again.
+    fn make_parents(&mut self, path: &[u8]) -> io::Result<bool> {
+        let mut made = false;
+        let ends = path
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter(|&(_, &b)| b == b'/')
+            .map(|(i, _)| i);
+        for end in ends {
+            let dir = &path[..end];
+            if self.existing(dir).is_some() {
+                continue;
+            }
+            let (parent, name) = self.root.parent(dir)?;
+            // SAFETY: valid descriptor and C string.
+            cvt(unsafe { libc::mkdirat(parent.as_raw_fd(), name.as_ptr(), 0o755) })?;
+            self.report.made_up_dirs += 1;
+            self.report
+                .first_made_up
+                .get_or_insert_with(|| dir.to_vec());
+            made = true;
+        }
+        Ok(made)
     }
 
     /// The kind of what is at `path` now, without following it.

@@ -825,3 +825,45 @@ fn links_the_trace_made_lead_to_files_from_before_it() {
         );
     }
 }
+
+/// A damaged trace (`recover` kept what it could) may lack the states of
+/// a file's directories, or of a file whose contents it holds: the
+/// preparer makes them (directories 0755, files 0644) and says so, where
+/// it once stopped the whole replay with "No such file or directory".
+#[test]
+fn states_whose_directories_were_lost_are_prepared_in_made_up_ones() {
+    let src = tempfile::tempdir().unwrap();
+    let base = src.path();
+    std::fs::create_dir_all(base.join("d/e")).unwrap();
+    std::fs::write(base.join("d/e/f"), b"kept").unwrap();
+    std::fs::write(base.join("d/g"), b"contents only").unwrap();
+    let (_, records) = snapshot(
+        SnapshotPolicy::Contents,
+        &[&base.join("d/e/f"), &base.join("d/g")],
+    );
+    let lost = |r: &Record| match r {
+        // Every directory's state, and g's, went with a damaged frame.
+        Record::PathState(s) => {
+            s.kind == FileKind::Directory || s.path == base.join("d/g").as_os_str().as_bytes()
+        }
+        _ => false,
+    };
+    let damaged: Vec<Record> = records.into_iter().filter(|r| !lost(r)).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::open(dir.path()).unwrap();
+    let mut prep = Preparer::new(&root, false);
+    for r in &damaged {
+        prep.apply(r).unwrap();
+    }
+    let report = prep.finish().unwrap();
+    let inside = dir.path().join(base.strip_prefix("/").unwrap());
+    assert_eq!(std::fs::read(inside.join("d/e/f")).unwrap(), b"kept");
+    assert_eq!(std::fs::read(inside.join("d/g")).unwrap(), b"contents only");
+    assert!(report.made_up_dirs >= 3, "{report:?}");
+    assert_eq!(report.made_up_files, 1, "{report:?}");
+    let mode = std::fs::metadata(inside.join("d/e"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o7777, 0o755);
+}

@@ -1167,6 +1167,25 @@ fn prepare(
     let r = prep.finish().map_err(Error::Prepare)?;
     report.prepared_paths = r.paths;
     report.prepared_bytes = r.bytes;
+    if let Some(first) = &r.first_made_up {
+        report.prepare_notes.push(format!(
+            "made {} {} (mode 0755) and {} {} (0644) that the trace holds no state of (a \
+             damaged or recovered trace), the first {}",
+            r.made_up_dirs,
+            if r.made_up_dirs == 1 {
+                "directory"
+            } else {
+                "directories"
+            },
+            r.made_up_files,
+            if r.made_up_files == 1 {
+                "file"
+            } else {
+                "files"
+            },
+            String::from_utf8_lossy(first)
+        ));
+    }
     if r.skipped_special > 0 {
         report.prepare_notes.push(format!(
             "{} device or socket paths not created",
