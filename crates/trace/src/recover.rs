@@ -100,7 +100,10 @@ pub fn recover_with_progress(
 
     let mut out = Writer::create(output, &meta, opts)?;
     let mut last_seq = 0u64;
-    let mut last_time = 0u64;
+    // A loss before the first record kept is dated at the clock anchor
+    // (taken as recording began), not at 0: `stats` would count the time
+    // since boot as the trace's length.
+    let mut last_time = meta.clock.monotonic_ns;
 
     loop {
         let at = src.offset;
