@@ -603,7 +603,17 @@ impl Sink {
             }
             _ => {}
         }
-        let file = File::create(path).map_err(|source| Error::Io {
+        // Mode 0600, as traces: the tables hold every buffer the program
+        // passed (`data`), user data that is no one else's to read.
+        let file = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(path)
+        }
+        .map_err(|source| Error::Io {
             path: path.to_path_buf(),
             source,
         })?;

@@ -440,6 +440,16 @@ fn export_writes_parquet_and_csv_tables() {
         groups.ends_with(']') || groups.ends_with("]\""),
         "{spawned}"
     );
+    // The tables hold the program's data: readable by their owner only,
+    // as traces are.
+    for file in ["events.csv", "data.csv", "processes.csv"] {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(csv.join(file))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{file}");
+    }
     let data = std::fs::read_to_string(csv.join("data.csv")).unwrap();
     // "/dev/zero" as dd opened it, in hex.
     assert!(data.contains(
