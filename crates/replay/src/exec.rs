@@ -556,17 +556,23 @@ fn roomy(fd: &impl AsRawFd, at_least: usize) {
     };
 }
 
-/// The path name of a `bind`'s Unix socket address (not an abstract or
-/// unnamed one).
-fn unix_socket_path(ev: &SyscallEvent) -> Option<&[u8]> {
+/// The `sun_path` bytes of the Unix socket address a `bind` or `connect`
+/// gives (argument 1), all of them.
+fn unix_address(ev: &SyscallEvent) -> Option<&[u8]> {
     let addr = ev
         .capture(1, Role::Entry)
         .filter(|c| c.status == CaptureStatus::Complete)
         .and_then(|c| c.data.as_deref())?;
     let family = u16::from_le_bytes(addr.get(..2)?.try_into().ok()?);
-    let path = addr.get(2..)?;
+    (i32::from(family) == libc::AF_UNIX).then_some(addr.get(2..)?)
+}
+
+/// The path name of a `bind`'s Unix socket address (not an abstract or
+/// unnamed one).
+fn unix_socket_path(ev: &SyscallEvent) -> Option<&[u8]> {
+    let path = unix_address(ev)?;
     let path = &path[..path.iter().position(|&b| b == 0).unwrap_or(path.len())];
-    (i32::from(family) == libc::AF_UNIX && !path.is_empty()).then_some(path)
+    (!path.is_empty()).then_some(path)
 }
 
 /// The clone flags of a call that spawns (`implied`: those its row's
@@ -589,13 +595,8 @@ fn clone_flags(ev: &SyscallEvent, row: &Syscall, implied: u64) -> u64 {
 /// 1): the bytes after the family, from the leading NUL, all of them
 /// (an abstract name may hold NULs).
 fn abstract_socket_name(ev: &SyscallEvent) -> Option<&[u8]> {
-    let addr = ev
-        .capture(1, Role::Entry)
-        .filter(|c| c.status == CaptureStatus::Complete)
-        .and_then(|c| c.data.as_deref())?;
-    let family = u16::from_le_bytes(addr.get(..2)?.try_into().ok()?);
-    let name = addr.get(2..)?;
-    (i32::from(family) == libc::AF_UNIX && name.len() > 1 && name[0] == 0).then_some(name)
+    let name = unix_address(ev)?;
+    (name.len() > 1 && name[0] == 0).then_some(name)
 }
 
 /// Drops the first `n` bytes from an iovec array.
