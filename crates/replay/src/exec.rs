@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -1702,16 +1702,14 @@ impl Thread<'_> {
     /// that waited in vain for an end of file names who kept it from
     /// coming (` (its write end is open in process 7 as 4)`), or nothing.
     fn write_ends_of(&self, fd: i32) -> String {
-        let id_and_mode = |fd: i32| {
-            // SAFETY: fstat into a zeroed struct and F_GETFL, on a
-            // descriptor a live entry holds.
-            let mut st: libc::stat = unsafe { std::mem::zeroed() };
-            let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-            (unsafe { libc::fstat(fd, &mut st) } == 0)
-                .then_some(((st.st_dev, st.st_ino), flags & libc::O_ACCMODE))
-        };
-        let Some((pipe, _)) = id_and_mode(fd) else {
+        // SAFETY: the caller's descriptor, open while it waits.
+        let Some(pipe) = crate::state::id_of(unsafe { BorrowedFd::borrow_raw(fd) }) else {
             return String::new();
+        };
+        let write_end_of_pipe = |real: &OwnedFd| {
+            // SAFETY: F_GETFL on a descriptor a live entry holds.
+            let mode = unsafe { libc::fcntl(real.as_raw_fd(), libc::F_GETFL) } & libc::O_ACCMODE;
+            mode == libc::O_WRONLY && crate::state::id_of(real) == Some(pipe)
         };
         let procs: Vec<(u32, Proc)> = lock(self.procs)
             .iter()
@@ -1721,7 +1719,7 @@ impl Thread<'_> {
         for (tgid, proc) in procs {
             for (&n, e) in lock(&proc.fds).iter() {
                 if let Target::Real(real) = &e.target {
-                    if id_and_mode(real.as_raw_fd()) == Some((pipe, libc::O_WRONLY)) {
+                    if write_end_of_pipe(real) {
                         holders.push((tgid, n));
                     }
                 }

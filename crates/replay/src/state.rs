@@ -1183,15 +1183,15 @@ fn append_key(fd: &OwnedFd) -> Option<usize> {
 
 /// The device and inode numbers of a real descriptor's file: which file
 /// it is, whatever name reached it.
-pub(crate) fn id_of(fd: &OwnedFd) -> Option<(u64, u64)> {
+pub(crate) fn id_of(fd: impl AsFd) -> Option<(u64, u64)> {
     stat_of(fd).map(|st| (st.st_dev, st.st_ino))
 }
 
 /// `fstat` of a real descriptor.
-pub(crate) fn stat_of(fd: &OwnedFd) -> Option<libc::stat> {
+pub(crate) fn stat_of(fd: impl AsFd) -> Option<libc::stat> {
     // SAFETY: fstat into a zeroed struct, on a descriptor the caller holds.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    (unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } == 0).then_some(st)
+    (unsafe { libc::fstat(fd.as_fd().as_raw_fd(), &mut st) } == 0).then_some(st)
 }
 
 #[cfg(test)]
