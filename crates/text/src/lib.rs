@@ -94,6 +94,12 @@ impl Renderer {
                     StartCause::Attached => "attached",
                     StartCause::Created => "created",
                 };
+                if p.tid != p.tgid {
+                    // A thread shares its process's image, files and
+                    // working directory: its start says only whose it is.
+                    let _ = write!(s, "=== thread {} of process {} {cause} ===", p.tid, p.tgid);
+                    return s;
+                }
                 let argv: Vec<String> = p
                     .argv
                     .iter()
@@ -864,7 +870,7 @@ fn hex(d: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reanimator_trace::{SignalDelivery, SyscallExit};
+    use reanimator_trace::{ProcessStart, SignalDelivery, SyscallExit};
 
     fn cap(arg: u8, role: Role, data: &[u8]) -> Capture {
         Capture {
@@ -971,6 +977,24 @@ mod tests {
             line(&e),
             r#"execve("/bin/ls", ["touch", <unreadable>, ""], NULL) = 0 <0.000012>"#
         );
+    }
+
+    /// A thread's start names the thread and its process, not a process
+    /// with an empty command line.
+    #[test]
+    fn thread_starts_are_not_process_starts() {
+        let start = |tid| {
+            Record::ProcessStart(ProcessStart {
+                tgid: 10,
+                tid,
+                ppid: 9,
+                cause: StartCause::Created,
+                exe: b"/bin/x".to_vec(),
+                ..ProcessStart::default()
+            })
+        };
+        assert_eq!(line(&start(11)), "=== thread 11 of process 10 created ===");
+        assert!(line(&start(10)).starts_with(r#"=== process 10 created: exe "/bin/x""#));
     }
 
     #[test]
