@@ -114,15 +114,23 @@ impl Filter {
 
     /// True when `r` is kept. `path` is what the call is about (see
     /// [`crate::PathTracker`]), `rel_ns` the record's time since the trace
-    /// start.
+    /// start, `dropped_before` whether the filter left out any record
+    /// before this one.
     ///
     /// Process starts and exits are kept for every kept process, whatever
     /// the other criteria, so that a selection can still be replayed; loss
     /// records always (a gap is never hidden); the initial state of paths
     /// (path states *before* and path data) always; the final manifest
-    /// (path states *after*) only when nothing is filtered out, since a
-    /// subset of the calls does not produce it.
-    pub fn keeps(&self, r: &Record, path: Option<&[u8]>, rel_ns: u64) -> bool {
+    /// (path states *after*, written after every call) only when no record
+    /// before it was left out, since a subset of the calls does not
+    /// produce it, but a filter that happens to keep every call does.
+    pub fn keeps(
+        &self,
+        r: &Record,
+        path: Option<&[u8]>,
+        rel_ns: u64,
+        dropped_before: bool,
+    ) -> bool {
         match r {
             Record::Syscall(e) => {
                 self.pid_matches(e.tgid, e.tid)
@@ -139,7 +147,7 @@ impl Filter {
             Record::ProcessStart(_) | Record::ProcessExit(_) => self.pid_matches(r.tgid(), r.tid()),
             Record::Signal(s) => self.pid_matches(s.tgid, s.tid) && self.time_matches(rel_ns),
             Record::Loss(_) | Record::PathData(_) => true,
-            Record::PathState(p) => p.phase == PathPhase::Before || self.is_empty(),
+            Record::PathState(p) => p.phase == PathPhase::Before || !dropped_before,
         }
     }
 }

@@ -26,6 +26,8 @@ pub struct Scan {
     tracker: Option<PathTracker>,
     start_ns: Option<u64>,
     keep_all: bool,
+    /// Whether the filter has left out a record yet.
+    dropped: bool,
 }
 
 impl Scan {
@@ -58,6 +60,7 @@ impl Scan {
             filter,
             tracker: paths.then(PathTracker::new),
             start_ns: (anchor != 0).then_some(anchor),
+            dropped: false,
         })
     }
 
@@ -92,9 +95,13 @@ impl Scan {
                 return Ok(Some(Item { record, path }));
             }
             let rel = record.time_ns().saturating_sub(start);
-            if self.filter.keeps(&record, path.as_deref(), rel) {
+            if self
+                .filter
+                .keeps(&record, path.as_deref(), rel, self.dropped)
+            {
                 return Ok(Some(Item { record, path }));
             }
+            self.dropped = true;
         }
     }
 }

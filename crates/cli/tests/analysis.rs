@@ -364,6 +364,14 @@ fn select_output_dumps_like_the_filtered_original() {
         "{}",
         show(&rep)
     );
+    // A filter that happens to leave nothing out keeps the final state.
+    let late = tmp.path().join("late.rtr");
+    ok(&["select", t, "-o", late.to_str().unwrap(), "--to", "1h"]);
+    assert_eq!(
+        json_lines(&ok(&["dump", "--json", late.to_str().unwrap()])),
+        all,
+        "--to beyond the end keeps every record"
+    );
     // A partial selection has no final state, and its replay says why.
     let part = run(&[
         "replay",
