@@ -281,9 +281,13 @@ impl Stats {
     pub fn add(&mut self, item: &Item) {
         let r = &item.record;
         self.records += 1;
-        let t = r.time_ns();
-        self.first_ns = Some(self.first_ns.map_or(t, |f| f.min(t)));
-        self.last_ns = self.last_ns.max(t);
+        // The span is that of the calls and signals, the records a time
+        // window selects: process and path records are kept whatever it is.
+        if matches!(r, Record::Syscall(_) | Record::Signal(_)) {
+            let t = r.time_ns();
+            self.first_ns = Some(self.first_ns.map_or(t, |f| f.min(t)));
+            self.last_ns = self.last_ns.max(t);
+        }
         match r {
             Record::Syscall(e) => {
                 if let Some(x) = e.exit {
@@ -412,6 +416,7 @@ impl Stats {
         let start_ns = self.first_ns.unwrap_or(0);
         Report {
             by: self.by,
+            origin_ns: start_ns,
             start_ns,
             end_ns: self.last_ns,
             duration_ns: self.last_ns.saturating_sub(start_ns),
@@ -485,7 +490,9 @@ pub fn stats(
             None => total = Some(part),
         }
     }
-    Ok(total.unwrap_or_else(|| Stats::new(by)).report())
+    let mut report = total.unwrap_or_else(|| Stats::new(by)).report();
+    report.origin_ns = if anchor != 0 { anchor } else { report.start_ns };
+    Ok(report)
 }
 
 /// The result of `reanimator stats` (its `--json` form).
@@ -493,9 +500,15 @@ pub fn stats(
 pub struct Report {
     /// How calls are grouped.
     pub by: GroupBy,
-    /// Time of the first kept record (ns of `CLOCK_MONOTONIC`).
+    /// The time `--from` and `--to` count from: the recording's start
+    /// (its clock anchor), which for an eBPF recording comes a good part
+    /// of a second before its first record; the first record in traces
+    /// without an anchor.
+    pub origin_ns: u64,
+    /// Entry time of the first kept call or signal (ns of
+    /// `CLOCK_MONOTONIC`).
     pub start_ns: u64,
-    /// Time of the last kept record or call exit.
+    /// Time of the last kept call's exit or signal.
     pub end_ns: u64,
     /// `end_ns - start_ns`.
     pub duration_ns: u64,

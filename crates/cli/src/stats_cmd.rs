@@ -156,8 +156,18 @@ pub(crate) fn clip(key: &str, width: usize) -> String {
 /// and threads.
 pub(crate) fn calls_line(r: &Report) -> String {
     let t = &r.totals;
+    // Where the span lies in the times `--from` and `--to` take.
+    let span = if r.end_ns > 0 && r.start_ns >= r.origin_ns {
+        format!(
+            " (+{} to +{} from the recording's start)",
+            ns(Some(r.start_ns - r.origin_ns)),
+            ns(Some(r.end_ns.saturating_sub(r.origin_ns)))
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "{} ({} errors, {} unfinished) in {}; {}, {}",
+        "{} ({} errors, {} unfinished) in {}{span}; {}, {}",
         crate::counted(t.calls, "call", "calls"),
         t.errors,
         t.unfinished,

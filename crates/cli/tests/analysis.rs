@@ -160,7 +160,23 @@ fn stats_agree_with_an_independent_count_over_dump_json() {
         (top["size"].as_u64(), top["count"].as_u64()),
         (Some(138), Some(300))
     );
+    // The span is the calls': first entry to last exit, placed in the
+    // times --from and --to take.
+    let first = events.iter().map(|e| e["time_ns"].as_u64().unwrap()).min();
+    let last = events
+        .iter()
+        .map(|e| e["time_ns"].as_u64().unwrap() + e["duration_ns"].as_u64().unwrap_or(0))
+        .max();
+    assert_eq!(stats["start_ns"].as_u64(), first);
+    assert_eq!(stats["end_ns"].as_u64(), last);
+    let origin = stats["origin_ns"].as_u64().unwrap();
+    assert!(origin <= first.unwrap());
+    let late = (first.unwrap() - origin) + (last.unwrap() - first.unwrap()) / 2;
+    let windowed: Value =
+        serde_json::from_str(&ok(&["stats", "--json", t, "--from", &format!("{late}ns")])).unwrap();
+    assert!(windowed["start_ns"].as_u64().unwrap() >= origin + late);
     let text = ok(&["stats", t]);
+    assert!(text.contains("from the recording's start"), "{text}");
     assert!(text.contains("138 B ×300"), "{text}");
     assert!(text.contains("128 B–255 B"), "{text}");
 
