@@ -811,6 +811,7 @@ mod tests {
         }
         Report {
             by,
+            origin_ns: 0,
             start_ns: 0,
             end_ns: 0,
             duration_ns: 0,
