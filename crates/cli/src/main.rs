@@ -20,6 +20,7 @@ mod dump;
 mod export_cmd;
 mod fidelity_cmd;
 mod fidelity_svg;
+mod info_cmd;
 mod progress;
 mod record_cmd;
 mod recover_cmd;
@@ -38,11 +39,11 @@ use clap::{Parser, Subcommand};
 ///
 /// A trace holds every system call of a program with every byte of data it
 /// passed to the kernel. Make one with `record`; replay it, verified, with
-/// `replay`; inspect it with `dump`; summarise it with `stats`; cut a subset
-/// with `select`; hand it to DuckDB, pandas or Spark with `export`; compare
-/// replays with their original with `fidelity`; salvage one whose recorder
-/// was killed with `recover`; see what reanimator knows about each call
-/// with `catalogue`.
+/// `replay`; describe it with `info`; inspect it with `dump`; summarise it
+/// with `stats`; cut a subset with `select`; hand it to DuckDB, pandas or
+/// Spark with `export`; compare replays with their original with
+/// `fidelity`; salvage one whose recorder was killed with `recover`; see
+/// what reanimator knows about each call with `catalogue`.
 #[derive(Parser, Debug)]
 #[command(name = "reanimator", version, about, long_about, max_term_width = 100)]
 struct Cli {
@@ -60,6 +61,10 @@ enum Command {
     Replay(replay_cmd::ReplayArgs),
     /// Print a trace, one line per record (strace-like), or as JSON lines.
     Dump(dump::DumpArgs),
+    /// Describe a trace: the command, recorder, machine, time and options
+    /// it was recorded with, what it holds, what was lost, whether it is
+    /// complete.
+    Info(info_cmd::InfoArgs),
     /// Per call, process, thread or path: counts, errors, bytes, latency
     /// quantiles and transfer-size histograms.
     Stats(stats_cmd::StatsArgs),
@@ -85,6 +90,7 @@ fn main() -> ExitCode {
         Command::Record(a) => record_cmd::run(&a),
         Command::Replay(a) => replay_cmd::run(&a),
         Command::Dump(a) => dump::run(&a),
+        Command::Info(a) => info_cmd::run(&a),
         Command::Stats(a) => stats_cmd::run(&a),
         Command::Select(a) => select_cmd::run(&a),
         Command::Export(a) => export_cmd::run(&a),

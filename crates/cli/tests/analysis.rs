@@ -554,6 +554,8 @@ fn every_command_rejects_corrupt_traces_cleanly() {
     let commands: Vec<Vec<&str>> = vec![
         vec!["dump"],
         vec!["dump", "--json", "--path", "*.bin"],
+        vec!["info"],
+        vec!["info", "--json"],
         vec!["stats"],
         vec!["stats", "--json", "--by", "path"],
         vec!["stats", "--svg", o],
@@ -621,4 +623,45 @@ fn dump_into_a_closed_pipe_ends_quietly() {
         assert!(o.status.success(), "json {json}: {}", show(&o));
         assert!(o.stderr.is_empty(), "json {json}: {}", show(&o));
     }
+}
+
+/// `info` describes a trace from its meta frame and end record, and says
+/// plainly when it is not complete.
+#[test]
+fn info_describes_the_recording_and_says_when_a_trace_is_incomplete() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = small_trace(tmp.path());
+    let t = trace.to_str().unwrap();
+    let calls = json_lines(&ok(&["dump", "--json", "--no-data", t]))
+        .iter()
+        .filter(|v| v["type"] == "syscall")
+        .count() as u64;
+    let text = ok(&["info", t]);
+    for want in [
+        "command        sh -c 'dd if=/dev/zero of=out.bin",
+        &format!("holds          {calls} system calls, 4 processes"),
+        "lost           nothing",
+        "complete       yes",
+    ] {
+        assert!(text.contains(want), "{want:?} in\n{text}");
+    }
+    let v: Value = serde_json::from_str(&ok(&["info", "--json", t])).unwrap();
+    assert_eq!(v["complete"], true);
+    assert_eq!(v["end"]["syscalls"].as_u64(), Some(calls));
+    assert_eq!(v["read"]["syscalls"].as_u64(), Some(calls));
+    assert_eq!(v["meta"]["command"][0], "sh");
+    assert!(v["read"]["paths_after"].as_u64().unwrap() > 0);
+    // Cut short: what could be read, then why it stops, and a failure.
+    let bytes = std::fs::read(&trace).unwrap();
+    let cut = tmp.path().join("cut.rtr");
+    std::fs::write(&cut, &bytes[..bytes.len() - 100]).unwrap();
+    let o = run(&["info", cut.to_str().unwrap()]);
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(out.contains("complete       no: "), "{out}");
+    assert!(out.contains("(read so far)"), "{out}");
+    assert!(err.contains("reanimator recover"), "{err}");
 }
