@@ -72,7 +72,7 @@ pub fn run(args: &FidelityArgs) -> Result<ExitCode> {
     for r in &report.replays {
         // Most events unmatched: the timings trace of another original.
         if r.events > 0 && r.unmatched * 2 > r.events {
-            eprintln!(
+            errln!(
                 "reanimator: warning: {}: {} of its {} events match no call of {}: was it \
                  replayed from another trace?",
                 r.path,
@@ -86,7 +86,7 @@ pub fn run(args: &FidelityArgs) -> Result<ExitCode> {
     // lose it.
     if let Some(svg) = &args.svg {
         svg::save(svg, args.force, |out| write_svg(out, &report))?;
-        eprintln!(
+        errln!(
             "reanimator: {}: the fidelity report as a picture",
             svg.display()
         );

@@ -15,6 +15,25 @@ macro_rules! outln {
     }};
 }
 
+/// `eprintln!` that never panics: a diagnostic that cannot be written
+/// (standard error closed, `2>/dev/full`) is dropped, as strace and perf
+/// drop theirs, and the command's exit status stays its own. A panic here
+/// once killed a replay thread mid-run.
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `eprint!` that never panics (see [`errln!`]).
+macro_rules! err {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod catalogue_cmd;
 mod dump;
 mod export_cmd;
@@ -103,7 +122,7 @@ fn main() -> ExitCode {
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             let _ = std::io::stdout().flush();
-            eprintln!("reanimator: error: {}", message(&e));
+            errln!("reanimator: error: {}", message(&e));
             ExitCode::FAILURE
         }
     }

@@ -43,8 +43,8 @@ impl Progress {
     /// Prints a line above the bar (or plainly to stderr without one).
     pub fn println(&self, line: &str) {
         match &self.0 {
-            Some(b) => b.suspend(|| eprintln!("{line}")),
-            None => eprintln!("{line}"),
+            Some(b) => b.suspend(|| errln!("{line}")),
+            None => errln!("{line}"),
         }
     }
 

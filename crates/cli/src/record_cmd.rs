@@ -211,7 +211,7 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
         // Only ptrace holds a running process's calls while the state of
         // the paths they name is recorded.
         Backend::Auto if attaching && args.snapshot != SnapshotArg::Off => {
-            eprintln!(
+            errln!(
                 "reanimator: recording with ptrace (attaching to running processes: only ptrace \
                  records the initial file state then; --snapshot off allows ebpf)"
             );
@@ -220,7 +220,7 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
         Backend::Auto => match reanimator_ebpf::unavailable() {
             None => Backend::Ebpf,
             Some(why) => {
-                eprintln!("reanimator: recording with ptrace ({why})");
+                errln!("reanimator: recording with ptrace ({why})");
                 Backend::Ptrace
             }
         },
@@ -271,7 +271,7 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
         // Ctrl-C from here on detaches and finishes the trace.
         reanimator_record::watch_stop_signals();
         let list: Vec<String> = pids.iter().map(i32::to_string).collect();
-        eprintln!(
+        errln!(
             "reanimator: attaching to {} (and future children); Ctrl-C detaches and finishes {}",
             list.join(", "),
             output.display()
@@ -304,7 +304,7 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
         .with_context(|| format!("{}: cannot finish the trace", output.display()))?;
     // Messages kept out of the command's output files while it ran.
     for message in reanimator_record::held_messages() {
-        eprintln!("{message}");
+        errln!("{message}");
     }
     if result.is_err() && end.records == 0 {
         // Nothing was recorded (the attach or start failed): leave no
@@ -314,7 +314,7 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
         }
     }
     let summary = result?;
-    eprintln!(
+    errln!(
         "{}",
         summary_line(
             &output,
@@ -325,7 +325,7 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
         )
     );
     if let Some(warning) = unseen_io {
-        eprintln!("{warning}");
+        errln!("{warning}");
     }
     Ok(match summary.root_status {
         Some(ExitStatus::Exited(code)) => ExitCode::from(code as u8),

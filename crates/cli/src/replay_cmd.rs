@@ -160,7 +160,7 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
     let recorded_state = meta.options.get("snapshot").cloned();
     let selection = meta.extra.contains_key("selected_from");
     if recorded_state.as_deref() == Some("off") && !a.in_place {
-        eprintln!(
+        errln!(
             "reanimator: warning: {} was recorded with --snapshot off and holds no initial \
              file state: files that existed before recording must already be in the root \
              (or replay --in-place)",
@@ -228,26 +228,26 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
     let report = result.with_context(|| format!("replaying {}", a.trace.display()))?;
     let total = report.tally.total();
     if total.mismatched > a.show_mismatches {
-        eprintln!(
+        errln!(
             "reanimator: ... {} more mismatches not shown (--show-mismatches all prints them)",
             total.mismatched - a.show_mismatches
         );
     }
-    eprint!("{}", report.table());
+    err!("{}", report.table());
     for (why, n) in &report.tally.skipped {
-        eprintln!("skipped {n}: {why}");
+        errln!("skipped {n}: {why}");
     }
     if report.tally.requeried > 0 {
-        eprintln!(
+        errln!(
             "reanimator: {} calls that only look (stat, lseek, pread, a read of a regular file) matched when issued again after the calls that ended before or overlapped them (they raced another thread's call in the recording)",
             report.tally.requeried
         );
     }
     for note in &report.prepare_notes {
-        eprintln!("prepare: {note}");
+        errln!("prepare: {note}");
     }
     if report.trace_losses > 0 {
-        eprintln!(
+        errln!(
             "reanimator: warning: the trace records {} lost events; replay cannot reproduce them",
             report.trace_losses
         );
@@ -258,30 +258,31 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
             .iter()
             .map(|(op, n)| format!("{op} {n}"))
             .collect();
-        eprintln!(
+        errln!(
             "reanimator: io_uring requests not issued, their recorded results stand: {} (docs/REPLAY.md)",
             list.join(", ")
         );
     }
     if report.uring_unverified > 0 {
-        eprintln!(
+        errln!(
             "reanimator: {} io_uring completions belong to requests replay never submitted (their submissions were not captured), and were not verified (docs/REPLAY.md)",
             report.uring_unverified
         );
     }
     if report.reads_of_mapped_stores.0 > 0 {
-        eprintln!(
+        errln!(
             "reanimator: {} reads found bytes stored through shared mappings before the trace \
              captured the stores; {} bytes were written into the files from what they read \
              (docs/REPLAY.md)",
-            report.reads_of_mapped_stores.0, report.reads_of_mapped_stores.1
+            report.reads_of_mapped_stores.0,
+            report.reads_of_mapped_stores.1
         );
     }
     let counts = report.tally.calls.iter();
     if let Some(warning) = crate::unseen_io_warning(
         counts.map(|(name, s)| (*name, s.executed + s.simulated + s.skipped)),
     ) {
-        eprintln!("{warning}");
+        errln!("{warning}");
     }
     if report.manifest_paths == 0 && report.prepared_paths > 0 {
         // Initial states but no final ones: `select` left the manifest out
@@ -293,16 +294,16 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
         } else {
             "its recording did not finish"
         };
-        eprintln!(
+        errln!(
             "reanimator: warning: the trace holds no final state ({why}), so the files replay \
              left were not checked"
         );
     }
     for d in &report.manifest_diffs {
-        eprintln!("reanimator: final state differs: {d}");
+        errln!("reanimator: final state differs: {d}");
     }
     if let (Some(n), Some(path)) = (report.timed_calls, &a.timings) {
-        eprintln!(
+        errln!(
             "reanimator: {}: the times of {n} executed calls (compare: reanimator fidelity {} {})",
             path.display(),
             a.trace.display(),
@@ -311,7 +312,7 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
     }
     let calls = total.executed + total.simulated;
     let secs = report.replay_time.as_secs_f64();
-    eprintln!(
+    errln!(
         "reanimator: replayed {calls} calls in {secs:.3} s ({:.0} calls/s) with {}; prepared {} paths ({} bytes) in {:.3} s; {} mismatches; final state: {} paths checked, {} differ{}",
         calls as f64 / secs.max(1e-9),
         crate::counted(report.threads as u64, "thread", "threads"),

@@ -81,7 +81,7 @@ pub fn run(args: &StatsArgs) -> Result<ExitCode> {
     // lose it.
     if let Some(path) = &args.svg {
         svg::save(path, args.force, |out| write_svg(out, &args.trace, &report))?;
-        eprintln!(
+        errln!(
             "reanimator: {}: the statistics as a picture",
             path.display()
         );

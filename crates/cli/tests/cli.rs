@@ -372,6 +372,36 @@ fn reports_into_a_closed_pipe_or_a_full_disk_do_not_panic() {
     }
 }
 
+/// A diagnostic that cannot be written (standard error on a full disk or
+/// a closed pipe) is dropped: the command's exit status stays its own
+/// (it was 101, a panic, even after a clean run).
+#[test]
+fn a_standard_error_that_cannot_be_written_changes_no_exit_status() {
+    let (dir, trace) = sample();
+    let t = trace.to_str().unwrap();
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full")
+    };
+    let missing = dir.path().join("missing.rtr");
+    let root = dir.path().join("root");
+    for (args, code) in [
+        (vec!["dump", missing.to_str().unwrap()], 1),
+        (vec!["stats", t], 0),
+        (vec!["replay", t, "--root", root.to_str().unwrap()], 1),
+    ] {
+        let o = bin()
+            .args(&args)
+            .stdout(std::process::Stdio::null())
+            .stderr(full())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(code), "{args:?}");
+    }
+}
+
 /// `recover -o` onto its input by another name (`./t.rtr`, a hard link,
 /// a symbolic link) is refused, as `select` refuses it: with `--force`
 /// it truncated the trace it was reading.

@@ -97,7 +97,10 @@ pub fn keep_messages_out_of(outputs: &[Vec<u8>]) {
 pub fn say(message: &str) {
     use std::io::Write;
     match &mut *lock_route() {
-        Route::Stderr => eprintln!("{message}"),
+        // Never a panic over a diagnostic (standard error closed or full).
+        Route::Stderr => {
+            let _ = writeln!(io::stderr(), "{message}");
+        }
         Route::Terminal(tty) => {
             let _ = writeln!(tty, "{message}");
         }

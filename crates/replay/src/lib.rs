@@ -149,6 +149,9 @@ pub enum Error {
     Prepare(std::io::Error),
     /// The timings trace could not be created or written.
     Timings(String),
+    /// A replay thread failed (a bug in replay): the replay stopped rather
+    /// than wait for it forever.
+    ThreadFailed(String),
 }
 
 impl std::fmt::Display for Error {
@@ -157,6 +160,7 @@ impl std::fmt::Display for Error {
             Error::Trace(e) => write!(f, "{e}"),
             Error::Prepare(e) => write!(f, "preparing the replay root: {e}"),
             Error::Timings(e) => write!(f, "the timings trace: {e}"),
+            Error::ThreadFailed(e) => write!(f, "replay stopped: {e}"),
         }
     }
 }
@@ -380,6 +384,8 @@ struct Shared<'a> {
     /// is not in the trace.
     latest: Mutex<HashMap<u32, WeakProc>>,
     abort: AtomicBool,
+    /// Why a replay thread failed, if one did (see [`Shared::failed`]).
+    failure: Mutex<Option<String>>,
     progress: &'a Progress,
     on_mismatch: &'a (dyn Fn(String) + Sync),
     renderer: Renderer,
@@ -507,6 +513,9 @@ impl Shared<'_> {
         }
         let mut starved = false;
         while f.0 >= MAX_IN_FLIGHT || f.1 >= MAX_IN_FLIGHT_BYTES {
+            if self.abort.load(Ordering::Relaxed) {
+                break;
+            }
             f.2 = true;
             // A short first wait tells a stall (every thread waits for
             // something unread) from a busy moment.
@@ -532,6 +541,23 @@ impl Shared<'_> {
         f.2 = false;
         f.0 += 1;
         f.1 += bytes;
+    }
+
+    /// A replay thread panicked: every other thread and the dispatcher
+    /// stop, as on `--on-mismatch abort`, instead of waiting for calls
+    /// that thread will never finish.
+    fn failed(&self, tid: u32, panic: &(dyn std::any::Any + Send)) {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        lock(&self.failure).get_or_insert(format!(
+            "the replay thread of thread {tid} panicked ({why})"
+        ));
+        self.abort.store(true, Ordering::Relaxed);
+        self.order.abort();
+        self.in_flight_cv.notify_all();
     }
 
     fn mismatch(&self, ev: &SyscallEvent, what: &str) {
@@ -616,6 +642,7 @@ pub fn replay(
         births_cv: Condvar::new(),
         latest: Mutex::default(),
         abort: AtomicBool::new(false),
+        failure: Mutex::new(None),
         progress,
         on_mismatch,
         renderer: Renderer::new(TextOptions::default(), reader.meta().clock),
@@ -662,7 +689,15 @@ pub fn replay(
                 spent: spent_tx.clone(),
                 timed: timed.clone(),
             };
-            handles.push(scope.spawn(move || thread_main(shared, tid, start, rx, back)));
+            handles.push(scope.spawn(move || {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    thread_main(shared, tid, start, rx, back)
+                }))
+                .unwrap_or_else(|panic| {
+                    shared.failed(tid, &*panic);
+                    Tally::default()
+                })
+            }));
         };
         let mut next = first;
         // The largest sequence id read so far (strict order's starvation).
@@ -885,6 +920,9 @@ pub fn replay(
     report.aborted = shared.abort.load(Ordering::Relaxed);
     if let Some(e) = read_error {
         return Err(Error::Trace(e));
+    }
+    if let Some(why) = lock(&shared.failure).take() {
+        return Err(Error::ThreadFailed(why));
     }
     if let Some(r) = timings_result {
         report.timed_calls = Some(r?);

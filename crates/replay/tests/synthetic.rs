@@ -1820,3 +1820,56 @@ fn absolute_paths_after_a_chroot_start_at_the_new_root() {
     assert!(at("work/cwd-relative"));
     assert!(at("work/jail/d"), "chdir(\"/\") went to the new root");
 }
+
+/// A replay thread that fails (here its mismatch report panics) stops the
+/// replay with an error instead of leaving the dispatcher waiting for
+/// room the thread never gives back: 160 MiB of writes after the failure
+/// is ten times the read-ahead that would otherwise have been allowed.
+#[test]
+fn a_replay_thread_that_panics_stops_the_replay() {
+    let root = tempfile::tempdir().unwrap();
+    let mut s = Script::new("/");
+    let o_creat = (libc::O_RDWR | libc::O_CREAT) as u64;
+    s.call(
+        "open",
+        &[P, o_creat, 0o600],
+        3,
+        &[(0, Role::Entry, b"/data")],
+    )
+    .call("write", &[3, P, 5], 5, &[(1, Role::Entry, b"hello")])
+    .call("pread64", &[3, P, 5, 0], 5, &[(1, Role::Exit, b"hellX")]);
+    let block = vec![7u8; 8 << 20];
+    for _ in 0..20 {
+        s.call(
+            "write",
+            &[3, P, block.len() as u64],
+            block.len() as i64,
+            &[(1, Role::Entry, &block)],
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.rtr");
+    s.write(&trace);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let root_path = root.path().to_path_buf();
+    std::thread::spawn(move || {
+        let root = Root::open(&root_path).unwrap();
+        let result = replay(
+            &trace,
+            &root,
+            &Options::default(),
+            &Progress::default(),
+            &|l| panic!("reporting {l}"),
+        );
+        let _ = tx.send(result.map(|r| r.table()));
+    });
+    let result = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("replay still running after 120 s");
+    let err = result.expect_err("a failed replay thread fails the replay");
+    let text = err.to_string();
+    assert!(
+        matches!(err, reanimator_replay::Error::ThreadFailed(_)) && text.contains("panicked"),
+        "{text}"
+    );
+}
