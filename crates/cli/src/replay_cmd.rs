@@ -43,8 +43,10 @@ pub struct ReplayArgs {
     #[arg(long, conflicts_with = "root")]
     pub in_place: bool,
     /// Prepare into a non-empty ROOT: recorded initial states overwrite
-    /// what is there and paths that did not exist are removed.
-    #[arg(long)]
+    /// what is there and paths that did not exist are removed (a directory
+    /// in the way of a file or link with everything in it; replay says how
+    /// many). Never `/`.
+    #[arg(long, conflicts_with = "in_place")]
     pub replace: bool,
     /// What to compare: nothing, return values and errnos, or also every
     /// byte the kernel returns (read data, stat fields, directory entries).
@@ -132,8 +134,18 @@ fn parse_count(s: &str) -> Result<u64, String> {
     }
 }
 
-/// Creates ROOT if needed and refuses a non-empty one unless told.
+/// Creates ROOT if needed and refuses a non-empty one unless told, and
+/// `/` always: preparing there would rewrite (with `--replace`, remove)
+/// the machine's own files.
 fn open_root(dir: &Path, replace: bool) -> Result<Root> {
+    if dir.canonicalize().is_ok_and(|d| d == Path::new("/")) {
+        bail!(
+            "{}: is the machine's root directory; replay prepares the recorded files in a \
+             directory of their own (use --in-place to issue the calls on the real paths, \
+             with nothing prepared or removed)",
+            dir.display()
+        );
+    }
     match std::fs::read_dir(dir) {
         Ok(mut entries) => {
             if entries.next().is_some() && !replace {

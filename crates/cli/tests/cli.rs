@@ -402,6 +402,27 @@ fn a_standard_error_that_cannot_be_written_changes_no_exit_status() {
     }
 }
 
+/// `/` is never a replay root, `--replace` or not: preparing there
+/// rewrites the machine's files (with `--replace`, a real `/lib` became
+/// the recorded symbolic link, its libraries removed).
+#[test]
+fn the_machines_root_directory_is_never_a_replay_root() {
+    let (_dir, trace) = sample();
+    for extra in [&[][..], &["--replace"][..]] {
+        let mut args = vec!["replay", trace.to_str().unwrap(), "--root", "/"];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains("is the machine's root directory"),
+            "{}",
+            text(&o.stderr)
+        );
+    }
+    let o = run(&["replay", trace.to_str().unwrap(), "--in-place", "--replace"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+}
+
 /// `recover -o` onto its input by another name (`./t.rtr`, a hard link,
 /// a symbolic link) is refused, as `select` refuses it: with `--force`
 /// it truncated the trace it was reading.

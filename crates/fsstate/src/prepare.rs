@@ -40,6 +40,10 @@ pub struct PrepareReport {
     /// The first of [`PrepareReport::made_up_dirs`] and
     /// [`PrepareReport::made_up_files`], to name it.
     pub first_made_up: Option<Vec<u8>>,
+    /// With `replace`: paths found in the way of a recorded state (of
+    /// another kind, or recorded absent) and removed, directories with
+    /// everything in them. Said, since they may be the user's.
+    pub removed: u64,
 }
 
 /// A path whose owner bits a replayer that is not root set to the recorded
@@ -304,8 +308,10 @@ impl<'r> Preparer<'r> {
                 return Ok(());
             }
             self.remove(&s.path)?;
+            self.report.removed += u64::from(self.replace);
         } else if now.is_some() && s.kind == FileKind::Absent && self.replace {
             self.remove(&s.path)?;
+            self.report.removed += 1;
         }
         let (dir, name) = match self.root.parent(&s.path) {
             Ok(x) => x,

@@ -867,3 +867,31 @@ fn states_whose_directories_were_lost_are_prepared_in_made_up_ones() {
         .mode();
     assert_eq!(mode & 0o7777, 0o755);
 }
+
+/// With `replace`, a path in the way of a recorded state goes, directory
+/// and all, and the report counts it: the user must hear of it.
+#[test]
+fn replacing_counts_what_was_in_the_way() {
+    let src = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(src.path().join("usr/lib")).unwrap();
+    symlink("usr/lib", src.path().join("lib")).unwrap();
+    let (_, records) = snapshot(SnapshotPolicy::Contents, &[&src.path().join("lib")]);
+    let dir = tempfile::tempdir().unwrap();
+    let in_the_way = dir
+        .path()
+        .join(src.path().strip_prefix("/").unwrap())
+        .join("lib");
+    std::fs::create_dir_all(in_the_way.join("sub")).unwrap();
+    std::fs::write(in_the_way.join("sub/kept"), b"mine").unwrap();
+    let root = Root::open(dir.path()).unwrap();
+    let mut prep = Preparer::new(&root, true);
+    for r in &records {
+        prep.apply(r).unwrap();
+    }
+    let report = prep.finish().unwrap();
+    assert_eq!(report.removed, 1, "{report:?}");
+    assert!(std::fs::symlink_metadata(&in_the_way)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}

@@ -1224,6 +1224,14 @@ fn prepare(
             String::from_utf8_lossy(first)
         ));
     }
+    if r.removed > 0 {
+        report.prepare_notes.push(format!(
+            "removed {} {} in the way of the recorded state (--replace), directories with \
+             everything in them",
+            r.removed,
+            if r.removed == 1 { "path" } else { "paths" }
+        ));
+    }
     if r.skipped_special > 0 {
         report.prepare_notes.push(format!(
             "{} device or socket paths not created",
