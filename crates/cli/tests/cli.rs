@@ -208,6 +208,33 @@ fn bad_traces_fail_with_one_line_naming_the_file() {
     let out = run(&["dump", dir.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("is a directory"));
+    // A FIFO with no writer is refused at once (opening it waited forever).
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let root = dir.path().join("root");
+    for args in [
+        vec!["dump", fifo.to_str().unwrap()],
+        vec![
+            "replay",
+            fifo.to_str().unwrap(),
+            "--root",
+            root.to_str().unwrap(),
+        ],
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(
+            text(&out.stderr).contains("is a FIFO, not a file"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    assert!(
+        !root.exists(),
+        "nothing prepared for a trace that cannot be read"
+    );
 }
 
 /// A time window that ends before it begins is refused, by every command

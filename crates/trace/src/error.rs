@@ -22,6 +22,9 @@ pub enum ErrorKind {
     Io(io::Error),
     /// The path is a directory.
     IsDirectory,
+    /// The path is a FIFO, socket or device: a trace is read with seeks
+    /// (and opening a FIFO with no writer would wait forever).
+    NotAFile(&'static str),
     /// The file is empty.
     Empty,
     /// The file does not start with the trace magic.
@@ -112,6 +115,10 @@ impl fmt::Display for ErrorKind {
         match self {
             ErrorKind::Io(e) => write!(f, "{e}"),
             ErrorKind::IsDirectory => f.write_str("is a directory, not a trace file"),
+            ErrorKind::NotAFile(what) => write!(
+                f,
+                "is {what}, not a file: traces are read with seeks (save it to a file first)"
+            ),
             ErrorKind::Empty => f.write_str("empty file, not a trace"),
             ErrorKind::NotATrace => f.write_str("not a reanimator trace (bad magic)"),
             ErrorKind::NewerVersion { major, minor } => write!(

@@ -62,6 +62,16 @@ impl FrameSource {
         if md.is_dir() {
             return Err(fail(Error::new(ErrorKind::IsDirectory)));
         }
+        use std::os::unix::fs::FileTypeExt;
+        let t = md.file_type();
+        let odd = [
+            (t.is_fifo(), "a FIFO"),
+            (t.is_socket(), "a socket"),
+            (t.is_char_device(), "a character device"),
+        ];
+        if let Some(&(_, what)) = odd.iter().find(|(is, _)| *is) {
+            return Err(fail(Error::new(ErrorKind::NotAFile(what))));
+        }
         let file = File::open(path).map_err(|e| fail(e.into()))?;
         let len = file.metadata().map_err(|e| fail(e.into()))?.len();
         let mut input = BufReader::with_capacity(1 << 20, file);
