@@ -164,6 +164,34 @@ fn open_root(dir: &Path, replace: bool) -> Result<Root> {
     Root::open(dir).with_context(|| format!("{}", dir.display()))
 }
 
+/// Refuses a `--timings` file that could not be written, before the root
+/// is touched: the replay writes it only after preparing, and a refusal
+/// then left a prepared root that a second try found not empty.
+fn check_timings(path: &Path, trace: &Path, force: bool) -> Result<()> {
+    let name = path.display();
+    if reanimator_trace::same_file(path, trace) {
+        bail!("--timings {name}: is the trace being replayed");
+    }
+    let exists = match std::fs::symlink_metadata(path) {
+        Ok(md) if md.is_dir() => bail!("--timings {name}: is a directory"),
+        Ok(_) if !force => bail!("--timings {name}: already exists (use --force to overwrite)"),
+        Ok(_) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => return Err(e).with_context(|| format!("--timings {name}")),
+    };
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .with_context(|| format!("--timings {name}: cannot be written"))?;
+    if !exists {
+        // Made only to try: the replay makes it again when it starts.
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
+
 /// Runs `reanimator replay`.
 pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
     let meta = Reader::open(&a.trace, ReadOptions::default())?
@@ -178,6 +206,9 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
              (or replay --in-place)",
             a.trace.display()
         );
+    }
+    if let Some(t) = &a.timings {
+        check_timings(t, &a.trace, a.force)?;
     }
     let root = match &a.root {
         Some(dir) => open_root(dir, a.replace)?,
@@ -237,7 +268,20 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
         r
     });
     bar.finish();
-    let report = result.with_context(|| format!("replaying {}", a.trace.display()))?;
+    let report = result
+        .map_err(|e| {
+            // Failing while preparing leaves part of the initial state in
+            // ROOT, which the next try would find not empty.
+            match (&a.root, live.phase.load(Ordering::Relaxed)) {
+                (Some(dir), 0) => anyhow::Error::new(e).context(format!(
+                    "preparing {} (it now holds part of the recorded initial state: remove \
+                     it, or replay again with --replace)",
+                    dir.display()
+                )),
+                _ => anyhow::Error::new(e),
+            }
+        })
+        .with_context(|| format!("replaying {}", a.trace.display()))?;
     let total = report.tally.total();
     if total.mismatched > a.show_mismatches {
         errln!(

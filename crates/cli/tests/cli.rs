@@ -450,6 +450,42 @@ fn the_machines_root_directory_is_never_a_replay_root() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
 }
 
+/// A `--timings` file that cannot be written is refused before the root
+/// is touched (it was found only after preparing, and the retry then
+/// found the root not empty).
+#[test]
+fn a_timings_file_that_cannot_be_written_is_refused_before_preparing() {
+    let (dir, trace) = sample();
+    let t = trace.to_str().unwrap();
+    let root = dir.path().join("root");
+    let exists = dir.path().join("exists.tim");
+    std::fs::write(&exists, b"x").unwrap();
+    let missing_dir = dir.path().join("no/such/dir.tim");
+    for (timings, want) in [
+        (exists.to_str().unwrap(), "already exists"),
+        (missing_dir.to_str().unwrap(), "cannot be written"),
+        (dir.path().to_str().unwrap(), "is a directory"),
+        (t, "is the trace being replayed"),
+    ] {
+        let o = run(&[
+            "replay",
+            t,
+            "--root",
+            root.to_str().unwrap(),
+            "--timings",
+            timings,
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{timings}");
+        assert!(
+            text(&o.stderr).contains(want),
+            "{timings}: {}",
+            text(&o.stderr)
+        );
+        assert!(!root.exists(), "{timings}: the root was made");
+    }
+    assert_eq!(std::fs::read(&exists).unwrap(), b"x");
+}
+
 /// `recover -o` onto its input by another name (`./t.rtr`, a hard link,
 /// a symbolic link) is refused, as `select` refuses it: with `--force`
 /// it truncated the trace it was reading.
