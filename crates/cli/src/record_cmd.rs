@@ -2,6 +2,7 @@
 //! recorder and writes the trace.
 
 use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -265,6 +266,15 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
         overwrite: args.force,
         ..WriterOptions::default()
     };
+    if let Target::Spawn { program, .. } = &target {
+        let program = Path::new(std::ffi::OsStr::from_bytes(program.as_bytes()));
+        if reanimator_trace::same_file(&output, program) {
+            bail!(
+                "{}: is the program being recorded; give the trace another name",
+                output.display()
+            );
+        }
+    }
     let mut writer = Writer::create(&output, &meta, opts)
         .with_context(|| "cannot create the trace".to_string())?;
     if let Target::Attach { pids } = &target {

@@ -270,6 +270,43 @@ fn bad_commands_get_clear_errors_and_no_trace() {
     );
 }
 
+/// A program found but not executable by the kernel (a missing `#!`
+/// interpreter, a broken binary) is said so, as a shell would, with the
+/// shell's status 127; and a trace never overwrites the program recorded.
+#[test]
+fn a_program_the_kernel_cannot_execute_is_said_so() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("bad.sh");
+    std::fs::write(&script, "#!/no/such/interpreter\necho hi\n").unwrap();
+    let elf = dir.path().join("bad.elf");
+    std::fs::write(&elf, b"\x7fELFgarbage").unwrap();
+    for p in [&script, &elf] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    for backend in ["ptrace", "ebpf"] {
+        for (prog, want) in [
+            ("./bad.sh", "interpreter"),
+            ("./bad.elf", "Exec format error"),
+        ] {
+            let out = record(
+                dir.path(),
+                &["--backend", backend, "-o", "t.rtr", "--force", "--", prog],
+            );
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(127), "{backend} {prog}: {err}");
+            assert!(
+                err.contains(&format!("cannot execute {prog}")) && err.contains(want),
+                "{backend} {prog}: {err}"
+            );
+        }
+    }
+    let out = record(dir.path(), &["-o", "bad.elf", "--force", "--", "./bad.elf"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is the program being recorded"));
+    assert_eq!(std::fs::read(&elf).unwrap(), b"\x7fELFgarbage");
+}
+
 /// A program that never stops on its own, killed however the test ends.
 struct KillOnDrop(std::process::Child);
 

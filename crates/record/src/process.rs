@@ -183,6 +183,40 @@ pub struct ChildSetup<'a> {
     pub why: &'a str,
 }
 
+/// What the child prints if its `execve` fails, per errno (0 last: any
+/// other), made before the fork since the child may not allocate.
+fn exec_failure_messages(program: &CString) -> Vec<(i32, Vec<u8>)> {
+    let name = program.to_string_lossy();
+    let errnos = [
+        libc::ENOENT,
+        libc::ENOEXEC,
+        libc::EACCES,
+        libc::ETXTBSY,
+        libc::E2BIG,
+        libc::ENOMEM,
+        libc::ELIBBAD,
+        libc::EPERM,
+        0,
+    ];
+    errnos
+        .into_iter()
+        .map(|e| {
+            // strerror's words, without std's " (os error N)".
+            let text = io::Error::from_raw_os_error(e).to_string();
+            let text = text.split(" (os error").next().unwrap_or_default();
+            let why = match e {
+                0 => "execve failed".to_string(),
+                libc::ENOENT => format!("{text} (its #! interpreter or dynamic loader is missing)"),
+                _ => text.to_string(),
+            };
+            (
+                e,
+                format!("reanimator: cannot execute {name}: {why}\n").into_bytes(),
+            )
+        })
+        .collect()
+}
+
 /// Exit status of a child whose setup failed.
 const SETUP_FAILED: i32 = 126;
 
@@ -200,6 +234,7 @@ pub fn fork_stopped(
     argv_ptrs.push(std::ptr::null());
     let mut env_ptrs: Vec<*const libc::c_char> = env.iter().map(|a| a.as_ptr()).collect();
     env_ptrs.push(std::ptr::null());
+    let exec_failed = exec_failure_messages(program);
     // SAFETY: the child only calls async-signal-safe functions (the
     // setup's, raise, execve, _exit) on memory prepared before the fork.
     let pid = unsafe { libc::fork() };
@@ -219,6 +254,15 @@ pub fn fork_stopped(
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
             libc::raise(libc::SIGSTOP);
             libc::execve(program.as_ptr(), argv_ptrs.as_ptr(), env_ptrs.as_ptr());
+            // Said as a shell or strace says it (the command was checked
+            // to exist, so this is a bad interpreter or binary): the
+            // messages were made before the fork, and write is safe here.
+            let errno = *libc::__errno_location();
+            let message = exec_failed
+                .iter()
+                .find(|(e, _)| *e == errno || *e == 0)
+                .map_or(&[][..], |(_, m)| &m[..]);
+            libc::write(2, message.as_ptr().cast(), message.len());
             libc::_exit(127);
         }
     }
