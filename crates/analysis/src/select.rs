@@ -68,13 +68,11 @@ pub fn select(
         report.read = scan.reader().counts().records;
         Ok(report)
     })();
-    match result {
-        Ok(report) => {
-            writer.finish()?;
-            Ok(report)
-        }
+    // A failure anywhere (a full disk shows at the last frame) leaves no
+    // half-written trace behind.
+    match result.and_then(|report| writer.finish().map(|_| report).map_err(Error::Trace)) {
+        Ok(report) => Ok(report),
         Err(e) => {
-            drop(writer);
             let _ = std::fs::remove_file(out);
             Err(e)
         }

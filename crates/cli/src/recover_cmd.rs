@@ -49,7 +49,13 @@ pub fn run(args: &RecoverArgs) -> Result<ExitCode> {
         bar.update(done, total)
     });
     bar.finish();
-    let report = report.with_context(|| format!("cannot recover {}", args.trace.display()))?;
+    let report = report.with_context(|| {
+        format!(
+            "cannot recover {} into {}",
+            args.trace.display(),
+            out.display()
+        )
+    })?;
     outln!("recovered {} -> {}", args.trace.display(), out.display());
     outln!(
         "  kept: {} records ({} system calls) from {} intact frames",

@@ -91,7 +91,13 @@ pub fn run(args: &SelectArgs) -> Result<ExitCode> {
         &mut |d, t| bar.update(d, t),
     );
     bar.finish();
-    let report = report.with_context(|| format!("cannot select from {}", args.trace.display()))?;
+    let report = report.with_context(|| {
+        format!(
+            "cannot select from {} into {}",
+            args.trace.display(),
+            args.output.display()
+        )
+    })?;
     outln!(
         "selected {} of {} records ({} system calls) -> {}",
         report.kept,

@@ -486,6 +486,46 @@ fn a_timings_file_that_cannot_be_written_is_refused_before_preparing() {
     assert_eq!(std::fs::read(&exists).unwrap(), b"x");
 }
 
+/// An output that cannot be written to the end (here a file-size limit;
+/// a full disk alike) is removed, not left half-written, and the error
+/// names it.
+#[test]
+fn a_selection_or_recovery_that_fails_midway_leaves_no_output() {
+    use std::os::unix::process::CommandExt;
+    let (dir, trace) = sample();
+    let t = trace.to_str().unwrap();
+    let whole = dir.path().join("whole.rtr");
+    assert!(run(&["select", t, "-o", whole.to_str().unwrap()])
+        .status
+        .success());
+    let limit = std::fs::metadata(&whole).unwrap().len() / 2;
+    for cmd in ["select", "recover"] {
+        let out = dir.path().join(format!("{cmd}.rtr"));
+        let mut c = bin();
+        c.args([cmd, t, "-o", out.to_str().unwrap()]);
+        // SAFETY: setrlimit and signal are async-signal-safe.
+        unsafe {
+            c.pre_exec(move || {
+                let lim = libc::rlimit {
+                    rlim_cur: limit,
+                    rlim_max: limit,
+                };
+                libc::setrlimit(libc::RLIMIT_FSIZE, &lim);
+                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{cmd}: {}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains(&format!("into {}", out.display())),
+            "{}",
+            text(&o.stderr)
+        );
+        assert!(!out.exists(), "{cmd}: a partial output was left");
+    }
+}
+
 /// `recover -o` onto its input by another name (`./t.rtr`, a hard link,
 /// a symbolic link) is refused, as `select` refuses it: with `--force`
 /// it truncated the trace it was reading.

@@ -55,6 +55,24 @@ pub fn recover_with_progress(
     opts: WriterOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<RecoverReport> {
+    let mut created = false;
+    let result = recover_into(input, output, opts, progress, &mut created);
+    if result.is_err() && created {
+        // No half-written trace is left behind (a full disk, a read error).
+        let _ = std::fs::remove_file(output);
+    }
+    result
+}
+
+/// [`recover_with_progress`]'s work; `created` is set once `output` was
+/// made (or replaced), so that a failure after it removes it.
+fn recover_into(
+    input: &Path,
+    output: &Path,
+    opts: WriterOptions,
+    progress: &mut dyn FnMut(u64, u64),
+    created: &mut bool,
+) -> Result<RecoverReport> {
     let (mut src, _) = FrameSource::open(input)?;
     let mut report = RecoverReport::default();
     let mut meta = TraceMeta::default();
@@ -99,6 +117,7 @@ pub fn recover_with_progress(
     );
 
     let mut out = Writer::create(output, &meta, opts)?;
+    *created = true;
     let mut last_seq = 0u64;
     // A loss before the first record kept is dated at the clock anchor
     // (taken as recording began), not at 0: `stats` would count the time
