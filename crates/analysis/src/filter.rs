@@ -41,11 +41,13 @@ impl Filter {
     /// item possibly holding several separated by commas.
     pub fn parse_calls<S: AsRef<str>>(items: &[S]) -> Result<Vec<u32>, Error> {
         let mut nrs = Vec::new();
+        let mut named = false;
         for item in items.iter().flat_map(|s| s.as_ref().split(',')) {
             let item = item.trim();
             if item.is_empty() {
                 continue;
             }
+            named = true;
             if let Some(g) = item.strip_prefix('%') {
                 let bits = Group::NAMES
                     .iter()
@@ -71,6 +73,12 @@ impl Filter {
                 nrs.push(s.nr);
             }
         }
+        if !named {
+            // `--call ''` would keep no call at all, silently.
+            return Err(Error::Usage(
+                "--call names no system call (names, numbers or %groups, comma-separated)".into(),
+            ));
+        }
         nrs.sort_unstable();
         nrs.dedup();
         Ok(nrs)
@@ -81,6 +89,11 @@ impl Filter {
     /// `250ms`, `2m`.
     pub fn parse_time(text: &str) -> Result<u64, Error> {
         let t = text.trim();
+        if t.starts_with('-') {
+            return Err(Error::Usage(format!(
+                "bad time {text:?}: times count from the trace start and cannot be negative"
+            )));
+        }
         let split = t
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))
             .unwrap_or(t.len());
@@ -164,6 +177,8 @@ mod tests {
         assert!(file.contains(&257) && !file.contains(&0));
         assert!(Filter::parse_calls(&["nosuch"]).is_err());
         assert!(Filter::parse_calls(&["%nosuch"]).is_err());
+        assert!(Filter::parse_calls(&[""]).is_err());
+        assert!(Filter::parse_calls(&[",", " "]).is_err());
     }
 
     #[test]
@@ -175,5 +190,7 @@ mod tests {
         assert!(Filter::parse_time("x").is_err());
         assert!(Filter::parse_time("1 fortnight").is_err());
         assert!(Filter::parse_time("1e30").is_err());
+        let negative = Filter::parse_time("-1s").unwrap_err().to_string();
+        assert!(negative.contains("cannot be negative"), "{negative}");
     }
 }

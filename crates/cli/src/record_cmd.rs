@@ -33,9 +33,10 @@ pub struct RecordArgs {
     /// kernel and privileges allow it, else ptrace.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
-    /// eBPF ring buffer size in bytes (a power of two; the program is
-    /// stopped while the recorder drains it once it is half full, and a
-    /// buffer larger than what is left is read from the stopped thread).
+    /// eBPF ring buffer size in bytes (rounded up to a power of two, at
+    /// least 64k; the program is stopped while the recorder drains it once
+    /// it is half full, and a buffer larger than what is left is read from
+    /// the stopped thread).
     /// Suffixes k, M, G (powers of 1024) are accepted: `--ring-size 64M`.
     #[arg(long, value_name = "BYTES", default_value = "32M", value_parser = parse_ring_size)]
     pub ring_size: u32,
@@ -121,6 +122,9 @@ fn parse_bytes(s: &str) -> Result<u64, String> {
 
 fn parse_ring_size(s: &str) -> Result<u32, String> {
     let n = parse_bytes(s)?;
+    if n == 0 {
+        return Err("a ring of 0 bytes holds nothing (it is at least 64k)".into());
+    }
     u32::try_from(n)
         .ok()
         .filter(|n| *n <= 1 << 31)
@@ -225,6 +229,15 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
                 Backend::Ptrace
             }
         },
+        Backend::Ebpf => {
+            // Said first: a user without root otherwise met the seccomp
+            // path gate's failure, whose advice (--snapshot off) did not
+            // help, then libbpf's own lines.
+            if let Some(why) = reanimator_ebpf::unavailable() {
+                bail!("--backend ebpf: {why} (--backend ptrace needs no privileges)");
+            }
+            Backend::Ebpf
+        }
         b => b,
     };
     if backend == Backend::Ebpf && args.snapshot != SnapshotArg::Off && attaching {

@@ -116,9 +116,11 @@ fn parse_timing(s: &str) -> Result<Timing, String> {
         "afap" => Ok(Timing::Afap),
         "original" => Ok(Timing::Scaled(1.0)),
         _ => match s.strip_prefix("scale=").map(str::parse::<f64>) {
-            Some(Ok(x)) if x > 0.0 && x.is_finite() => Ok(Timing::Scaled(x)),
+            // Below 1e-6, a second of the recording would last 11 days.
+            Some(Ok(x)) if (1e-6..=1e9).contains(&x) => Ok(Timing::Scaled(x)),
             _ => Err(format!(
-                "`{s}`: expected afap, original or scale=X with X > 0 (e.g. scale=2)"
+                "`{s}`: expected afap, original or scale=X with 1e-6 <= X <= 1e9 (e.g. \
+                 scale=2: twice as fast)"
             )),
         },
     }
@@ -385,4 +387,27 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timing_policies() {
+        assert!(matches!(parse_timing("afap"), Ok(Timing::Afap)));
+        assert!(matches!(parse_timing("original"), Ok(Timing::Scaled(x)) if x == 1.0));
+        assert!(matches!(parse_timing("scale=2.5"), Ok(Timing::Scaled(x)) if x == 2.5));
+        // A scale that would make a second last days is refused.
+        for bad in [
+            "scale=0",
+            "scale=-1",
+            "scale=nan",
+            "scale=inf",
+            "scale=1e-300",
+            "fast",
+        ] {
+            assert!(parse_timing(bad).is_err(), "{bad}");
+        }
+    }
 }

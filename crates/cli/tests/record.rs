@@ -928,3 +928,48 @@ fn reads_a_non_dumpable_process_refuses_are_explained() {
         "{err}"
     );
 }
+
+/// A user without root asking for the eBPF back end hears that first and
+/// plainly (they met the seccomp path gate's failure, and its advice
+/// `--snapshot off` did not help); `auto` falls back to ptrace.
+#[test]
+fn ebpf_without_root_is_refused_plainly_and_auto_falls_back() {
+    common::require_root("records as another user (setpriv)");
+    common::require("setpriv");
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let as_nobody = |backend: &str| {
+        common::output_within(
+            Command::new("setpriv")
+                .current_dir(dir.path())
+                .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(common::bin())
+                .args([
+                    "record",
+                    "--backend",
+                    backend,
+                    "-o",
+                    "t.rtr",
+                    "--force",
+                    "--",
+                    "true",
+                ])
+                .stdin(std::process::Stdio::null()),
+            std::time::Duration::from_secs(60),
+        )
+    };
+    let out = as_nobody("ebpf");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("the ebpf back end needs root"), "{err}");
+    assert!(!dir.path().join("t.rtr").exists());
+    let out = as_nobody("auto");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("recording with ptrace (the ebpf back end needs root)"),
+        "{err}"
+    );
+}
