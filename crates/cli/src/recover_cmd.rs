@@ -87,5 +87,15 @@ pub fn run(args: &RecoverArgs) -> Result<ExitCode> {
     for d in &report.damage {
         outln!("  - {d}");
     }
+    if report.syscalls == 0 && !report.had_end {
+        // A recorder killed before its first flush (records reach the
+        // file about once a second) leaves nothing: a failure, said.
+        errln!(
+            "reanimator: no system call could be salvaged from {} (a recorder killed within \
+             about a second of starting writes none to the file)",
+            args.trace.display()
+        );
+        return Ok(ExitCode::FAILURE);
+    }
     Ok(ExitCode::SUCCESS)
 }

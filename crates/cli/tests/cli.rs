@@ -305,6 +305,25 @@ fn recover_salvages_an_unfinished_trace() {
     assert!(run(&["recover", "--force", cut.to_str().unwrap()])
         .status
         .success());
+
+    // Killed before its first flush: the meta frame and nothing else.
+    // Nothing salvaged is a failure, said.
+    let meta_end = FILE_HEADER_LEN
+        + FRAME_HEADER_LEN
+        + u32::from_le_bytes(
+            bytes[FILE_HEADER_LEN + 8..FILE_HEADER_LEN + 12]
+                .try_into()
+                .unwrap(),
+        ) as usize;
+    let early = dir.path().join("early.rtr");
+    std::fs::write(&early, &bytes[..meta_end]).unwrap();
+    let out = run(&["recover", early.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no system call could be salvaged"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
