@@ -306,7 +306,8 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
     }
     if report.trace_losses > 0 {
         errln!(
-            "reanimator: warning: the trace records {} lost events; replay cannot reproduce them",
+            "reanimator: warning: the trace records lost events (at least {}); replay cannot \
+             reproduce them",
             report.trace_losses
         );
     }

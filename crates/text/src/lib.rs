@@ -152,7 +152,14 @@ impl Renderer {
                 );
             }
             Record::Loss(l) => {
-                let _ = write!(s, "!!! LOST {} events: {} !!!", l.count, l.reason);
+                // A count of 0 is a gap of unknown size (`recover`
+                // cannot count what a damaged region held).
+                let events = match l.count {
+                    0 => "an unknown number of events".to_string(),
+                    1 => "1 event".to_string(),
+                    n => format!("{n} events"),
+                };
+                let _ = write!(s, "!!! LOST {events}: {} !!!", l.reason);
             }
             Record::PathState(p) => {
                 let phase = match p.phase {
