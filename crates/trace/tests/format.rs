@@ -542,6 +542,18 @@ fn trace_files_are_private_and_never_overwritten() {
     );
     w.unwrap().finish().unwrap();
     assert_eq!(read_all(&path, true).0.len(), 0);
+    // A directory is not "already there" (which --force would answer).
+    let dir = path.parent().unwrap();
+    for overwrite in [false, true] {
+        let opts = WriterOptions {
+            overwrite,
+            ..Default::default()
+        };
+        let err = Writer::create(dir, &TraceMeta::default(), opts)
+            .err()
+            .unwrap();
+        assert!(matches!(err.kind(), ErrorKind::IsDirectory), "{err}");
+    }
 }
 
 #[test]
