@@ -59,6 +59,15 @@ impl Format {
             Format::Csv => "csv",
         }
     }
+
+    /// The files an export into `dir` writes: `events`, `data` and
+    /// `processes`, so a caller can clean up after an interrupt.
+    pub fn tables_in(self, dir: &Path) -> Vec<PathBuf> {
+        ["events", "data", "processes"]
+            .iter()
+            .map(|t| dir.join(format!("{t}.{}", self.extension())))
+            .collect()
+    }
 }
 
 /// What an export wrote.
@@ -696,10 +705,7 @@ pub fn export(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<ExportReport, Error> {
     let mut scan = Scan::open(trace, filter, true, true)?;
-    let files: Vec<PathBuf> = ["events", "data", "processes"]
-        .iter()
-        .map(|t| dir.join(format!("{t}.{}", format.extension())))
-        .collect();
+    let files = format.tables_in(dir);
     if !overwrite {
         if let Some(f) = files.iter().find(|f| f.exists()) {
             return Err(Error::Exists(f.clone()));

@@ -47,6 +47,12 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode> {
         ExportFormat::Csv => Format::Csv,
     };
     keep_freed_memory();
+    crate::interrupt::clean_up_on_interrupt(
+        &args.trace,
+        format.tables_in(&args.output),
+        Some(args.output.clone()),
+        args.force,
+    );
     let bar = Progress::bytes("exporting");
     let report = export(
         &args.trace,

@@ -40,6 +40,7 @@ mod export_cmd;
 mod fidelity_cmd;
 mod fidelity_svg;
 mod info_cmd;
+mod interrupt;
 mod progress;
 mod record_cmd;
 mod recover_cmd;

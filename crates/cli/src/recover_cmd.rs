@@ -44,6 +44,7 @@ pub fn run(args: &RecoverArgs) -> Result<ExitCode> {
         overwrite: args.force,
         ..WriterOptions::default()
     };
+    crate::interrupt::clean_up_on_interrupt(&args.trace, vec![out.clone()], None, args.force);
     let bar = Progress::bytes("recovering");
     let report = recover_with_progress(&args.trace, &out, opts, &mut |done, total| {
         bar.update(done, total)

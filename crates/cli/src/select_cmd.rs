@@ -82,6 +82,12 @@ pub struct SelectArgs {
 /// Writes the selection and says how much it kept.
 pub fn run(args: &SelectArgs) -> Result<ExitCode> {
     let filter = args.filter.filter()?;
+    crate::interrupt::clean_up_on_interrupt(
+        &args.trace,
+        vec![args.output.clone()],
+        None,
+        args.force,
+    );
     let bar = Progress::bytes("selecting");
     let report = select(
         &args.trace,

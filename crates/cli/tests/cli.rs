@@ -545,6 +545,45 @@ fn a_selection_or_recovery_that_fails_midway_leaves_no_output() {
     }
 }
 
+/// Ctrl-C during `select` ends it with 130 and says so; an output that
+/// is not its own file (here a FIFO nobody reads, which holds `select` in
+/// its open) is left alone.
+#[test]
+fn an_interrupted_selection_says_so_and_keeps_what_is_not_its_own() {
+    let (dir, trace) = sample();
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let mut child = bin()
+        .args([
+            "select",
+            trace.to_str().unwrap(),
+            "-o",
+            fifo.to_str().unwrap(),
+            "--force",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let wchan = format!("/proc/{}/wchan", child.id());
+    let started = std::time::Instant::now();
+    while std::fs::read_to_string(&wchan).unwrap_or_default() != "wait_for_partner" {
+        assert!(
+            started.elapsed().as_secs() < 30,
+            "select never opened the FIFO"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stderr).trim(), "reanimator: interrupted");
+    assert!(fifo.exists());
+}
+
 /// `recover -o` onto its input by another name (`./t.rtr`, a hard link,
 /// a symbolic link) is refused, as `select` refuses it: with `--force`
 /// it truncated the trace it was reading.
