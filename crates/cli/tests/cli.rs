@@ -555,7 +555,7 @@ fn an_interrupted_selection_says_so_and_keeps_what_is_not_its_own() {
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: a valid C string.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    let mut child = bin()
+    let child = bin()
         .args([
             "select",
             trace.to_str().unwrap(),
