@@ -6,7 +6,7 @@ use std::io::{BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use reanimator_analysis::Scan;
 use reanimator_text::{Renderer, TextOptions};
 
@@ -61,12 +61,14 @@ pub fn run(args: &DumpArgs) -> Result<ExitCode> {
                     b.update(scan.reader().offset(), scan.reader().file_len());
                 }
                 let r = item.record;
-                if args.json {
-                    serde_json::to_writer(&mut out, &renderer.json(&r))?;
-                    out.write_all(b"\n")?;
+                let written = if args.json {
+                    serde_json::to_writer(&mut out, &renderer.json(&r))
+                        .map_err(std::io::Error::from)
+                        .and_then(|()| out.write_all(b"\n"))
                 } else {
-                    writeln!(out, "{}", renderer.text(&r))?;
-                }
+                    writeln!(out, "{}", renderer.text(&r))
+                };
+                written.context(crate::STDOUT_FAILED)?;
             }
             Ok(None) => break Ok(()),
             Err(e) => break Err(e),
@@ -75,7 +77,7 @@ pub fn run(args: &DumpArgs) -> Result<ExitCode> {
     if let Some(b) = &bar {
         b.finish();
     }
-    out.flush()?;
+    out.flush().context(crate::STDOUT_FAILED)?;
     result?;
     Ok(ExitCode::SUCCESS)
 }

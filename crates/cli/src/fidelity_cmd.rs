@@ -93,13 +93,16 @@ pub fn run(args: &FidelityArgs) -> Result<ExitCode> {
     }
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    if args.json {
-        serde_json::to_writer_pretty(&mut out, &report)?;
-        writeln!(out)?;
-    } else {
-        print_text(&mut out, &report, args.calls)?;
-    }
-    out.flush()?;
+    let written = (|| -> Result<()> {
+        if args.json {
+            serde_json::to_writer_pretty(&mut out, &report)?;
+            writeln!(out)?;
+        } else {
+            print_text(&mut out, &report, args.calls)?;
+        }
+        Ok(out.flush()?)
+    })();
+    written.context(crate::STDOUT_FAILED)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -8,10 +8,7 @@
 macro_rules! outln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        anyhow::Context::context(
-            writeln!(std::io::stdout(), $($arg)*),
-            "cannot write to standard output",
-        )?
+        anyhow::Context::context(writeln!(std::io::stdout(), $($arg)*), crate::STDOUT_FAILED)?
     }};
 }
 
@@ -33,6 +30,9 @@ macro_rules! err {
         let _ = write!(std::io::stderr(), $($arg)*);
     }};
 }
+
+/// The context of every failure to write a report to standard output.
+const STDOUT_FAILED: &str = "cannot write to standard output";
 
 mod catalogue_cmd;
 mod dump;

@@ -205,6 +205,8 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
         })?,
     };
     if let Some(cpu) = cpus.iter().find(|c| !usable.contains(c)) {
+        let mut usable = usable.clone();
+        usable.sort_unstable();
         let usable: Vec<String> = usable.iter().map(|c| c.to_string()).collect();
         bail!(
             "--cpu: CPU {cpu} is not one this process may run on (it may use {})",

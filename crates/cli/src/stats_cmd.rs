@@ -7,7 +7,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use reanimator_analysis::{stats, GroupBy, GroupReport, Report, SizeReport};
 
 use crate::progress::Progress;
@@ -88,13 +88,16 @@ pub fn run(args: &StatsArgs) -> Result<ExitCode> {
     }
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    if args.json {
-        serde_json::to_writer_pretty(&mut out, &report)?;
-        writeln!(out)?;
-    } else {
-        print_text(&mut out, &args.trace, &report, args.histograms)?;
-    }
-    out.flush()?;
+    let written = (|| -> Result<()> {
+        if args.json {
+            serde_json::to_writer_pretty(&mut out, &report)?;
+            writeln!(out)?;
+        } else {
+            print_text(&mut out, &args.trace, &report, args.histograms)?;
+        }
+        Ok(out.flush()?)
+    })();
+    written.context(crate::STDOUT_FAILED)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -390,6 +390,10 @@ fn reports_into_a_closed_pipe_or_a_full_disk_do_not_panic() {
             "csv".into(),
         ],
         vec!["catalogue".into()],
+        vec!["dump".into(), t.into()],
+        vec!["dump".into(), "--json".into(), t.into()],
+        vec!["stats".into(), t.into()],
+        vec!["info".into(), t.into()],
     ];
     for args in &commands {
         let mut child = bin()

@@ -185,7 +185,9 @@ pub fn check_file_header(h: &[u8]) -> Result<(u16, u16)> {
         return Err(Error::new(ErrorKind::Empty));
     }
     if h.len() < FILE_HEADER_LEN || h[0..8] != FILE_MAGIC {
-        if h.len() < FILE_HEADER_LEN && FILE_MAGIC.starts_with(h) {
+        // Cut short inside the header: the magic so far is right.
+        let magic_so_far = &h[..h.len().min(FILE_MAGIC.len())];
+        if h.len() < FILE_HEADER_LEN && FILE_MAGIC.starts_with(magic_so_far) {
             return Err(Error::new(ErrorKind::Truncated).at(0, None));
         }
         return Err(Error::new(ErrorKind::NotATrace).at(0, None));
@@ -201,4 +203,23 @@ pub fn check_file_header(h: &[u8]) -> Result<(u16, u16)> {
         );
     }
     Ok((major, minor))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file cut inside its header is truncated if what is there is
+    /// right, foreign otherwise (a cut after the magic read "bad magic").
+    #[test]
+    fn a_header_cut_short_is_truncated_not_foreign() {
+        let h = file_header(crate::FORMAT_MAJOR, 0);
+        for n in 1..FILE_HEADER_LEN {
+            let e = check_file_header(&h[..n]).unwrap_err();
+            assert!(matches!(e.kind(), ErrorKind::Truncated), "{n}: {e}");
+        }
+        let e = check_file_header(b"#!/bin/sh\n").unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::NotATrace), "{e}");
+        assert!(check_file_header(&h).is_ok());
+    }
 }
