@@ -63,7 +63,13 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode> {
         &mut |d, t| bar.update(d, t),
     );
     bar.finish();
-    let report = report.with_context(|| format!("cannot export {}", args.trace.display()))?;
+    let report = report.with_context(|| {
+        format!(
+            "cannot export {} into {}",
+            args.trace.display(),
+            args.output.display()
+        )
+    })?;
     let rows = [report.events, report.captures, report.processes];
     for (file, rows) in report.files.iter().zip(rows) {
         outln!("{}: {rows} rows", file.display());

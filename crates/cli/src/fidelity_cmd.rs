@@ -9,7 +9,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use reanimator_analysis::{
     fidelity, CallFidelity, Concurrency, FidelityReport, PrecisionFrom, Quantiles, ReplayReport,
 };
@@ -70,6 +70,16 @@ pub fn run(args: &FidelityArgs) -> Result<ExitCode> {
         )
     })?;
     for r in &report.replays {
+        // Nothing in common: a comparison would be of nothing.
+        if r.events > 0 && r.unmatched == r.events {
+            bail!(
+                "{}: none of its {} events matches a call of {}: it is the timings of a replay \
+                 of another trace",
+                r.path,
+                r.events,
+                args.original.display()
+            );
+        }
         // Most events unmatched: the timings trace of another original.
         if r.events > 0 && r.unmatched * 2 > r.events {
             errln!(

@@ -315,7 +315,7 @@ pub fn save(
         .write(true)
         .create_new(true)
         .open(&tmp)
-        .with_context(|| format!("cannot create {}", tmp.display()))?;
+        .with_context(cannot)?;
     let written = (|| -> Result<()> {
         let mut out = BufWriter::new(file);
         draw(&mut out)

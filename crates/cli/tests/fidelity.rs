@@ -185,6 +185,21 @@ fn fidelity_refuses_what_is_not_a_timings_trace() {
     );
     let o = run(&[&orig]);
     assert!(!o.status.success(), "a replay is required");
+    // The timings of a replay of another trace: nothing in common.
+    let other = dir.path().join("other.rtr");
+    write(
+        &other,
+        "ptrace",
+        &[],
+        &[(100, 0, 1_000, 2_000), (101, 1, 5_000, 6_000)],
+    );
+    let o = run(&[&other, &rep]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("none of its 4 events matches a call of"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 /// `python3 -c` checking that `file` is well-formed XML; python3 is on
