@@ -234,7 +234,21 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
         timings: a.timings.clone(),
         timings_overwrite: a.force,
     };
-    let live = Live::default();
+    let live = std::sync::Arc::new(Live::default());
+    // Ctrl-C stops the replay and still prints what it did; a second one
+    // quits at once. The signal's number makes the exit status.
+    let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicI32::new(0));
+    {
+        let (live, interrupted) = (live.clone(), interrupted.clone());
+        crate::interrupt::on_signals(move |signal| {
+            if interrupted.swap(signal, Ordering::Relaxed) != 0 {
+                std::process::exit(128 + signal);
+            }
+            errln!("\nreanimator: interrupted; stopping the replay (again to quit at once)");
+            live.stop.store(true, Ordering::Relaxed);
+        });
+    }
+    let live = &*live;
     let bar = Progress::bytes("preparing");
     let shown = AtomicU64::new(0);
     let on_mismatch = |line: String| {
@@ -270,6 +284,11 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
         r
     });
     bar.finish();
+    let signal = interrupted.load(Ordering::Relaxed);
+    if let Err(reanimator_replay::Error::Stopped) = result {
+        errln!("reanimator: interrupted while preparing; the root holds part of the initial state");
+        return Ok(ExitCode::from((128 + signal) as u8));
+    }
     let report = result
         .map_err(|e| {
             // Failing while preparing leaves part of the initial state in
@@ -343,12 +362,12 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
     ) {
         errln!("{warning}");
     }
-    if report.manifest_paths == 0 && report.prepared_paths > 0 {
+    if report.manifest_paths == 0 && report.prepared_paths > 0 && !report.aborted {
         // Initial states but no final ones: `select` left the manifest out
         // (a subset of the calls does not produce it), or the recorder
         // never wrote it (it was killed; `recover` salvaged what it had).
         let why = if selection {
-            "it is a selection, which keeps the final state only when nothing is filtered \
+            "it is a selection, which keeps the final state only when no record was filtered \
              out; calls that need what a process or call left out did show as mismatches"
         } else {
             "its recording did not finish"
@@ -381,9 +400,15 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
         total.mismatched,
         report.manifest_paths,
         report.manifest_diffs.len(),
-        if report.aborted { "; stopped at the first mismatch" } else { "" },
+        match (signal, report.aborted) {
+            (0, true) => "; stopped at the first mismatch",
+            (_, true) => "; interrupted (the final state was not checked)",
+            _ => "",
+        },
     );
-    Ok(if report.is_clean() {
+    Ok(if signal != 0 {
+        ExitCode::from((128 + signal) as u8)
+    } else if report.is_clean() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -588,6 +588,55 @@ fn an_interrupted_selection_says_so_and_keeps_what_is_not_its_own() {
     assert!(fifo.exists());
 }
 
+/// Ctrl-C stops a replay (here one slowed a million times, which would
+/// last seconds) before it ends, and it still reports, exiting 130.
+#[test]
+fn an_interrupted_replay_stops_and_reports() {
+    let (dir, trace) = sample();
+    let root = dir.path().join("root");
+    let child = bin()
+        .args([
+            "replay",
+            trace.to_str().unwrap(),
+            "--root",
+            root.to_str().unwrap(),
+        ])
+        .args(["--timing", "scale=0.000001"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Signalled once it handles SIGINT itself (blocked, for its waiter).
+    let status = format!("/proc/{}/status", child.id());
+    let started = std::time::Instant::now();
+    loop {
+        let blocked = std::fs::read_to_string(&status)
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("SigBlk:").map(|v| v.trim().to_string()))
+            .and_then(|v| u64::from_str_radix(&v, 16).ok())
+            .unwrap_or(0);
+        if blocked & (1 << (libc::SIGINT - 1)) != 0 {
+            break;
+        }
+        assert!(
+            started.elapsed().as_secs() < 30,
+            "replay never blocked SIGINT"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("interrupted (the final state was not checked)")
+            || err.contains("interrupted while preparing"),
+        "{err}"
+    );
+}
+
 /// `recover -o` onto its input by another name (`./t.rtr`, a hard link,
 /// a symbolic link) is refused, as `select` refuses it: with `--force`
 /// it truncated the trace it was reading.

@@ -138,6 +138,10 @@ pub struct Progress {
     pub total_bytes: AtomicU64,
     /// 0 while preparing, 1 while replaying.
     pub phase: AtomicU64,
+    /// Set by the caller (Ctrl-C) to stop: while preparing, replay fails
+    /// with [`Error::Stopped`]; while replaying, it stops as
+    /// `--on-mismatch abort` does and reports what it did.
+    pub stop: std::sync::atomic::AtomicBool,
 }
 
 /// Why a replay could not run or finish.
@@ -152,6 +156,8 @@ pub enum Error {
     /// A replay thread failed (a bug in replay): the replay stopped rather
     /// than wait for it forever.
     ThreadFailed(String),
+    /// [`Progress::stop`] was set while preparing.
+    Stopped,
 }
 
 impl std::fmt::Display for Error {
@@ -161,6 +167,7 @@ impl std::fmt::Display for Error {
             Error::Prepare(e) => write!(f, "preparing the replay root: {e}"),
             Error::Timings(e) => write!(f, "the timings trace: {e}"),
             Error::ThreadFailed(e) => write!(f, "replay stopped: {e}"),
+            Error::Stopped => f.write_str("stopped while preparing"),
         }
     }
 }
@@ -513,6 +520,9 @@ impl Shared<'_> {
         }
         let mut starved = false;
         while f.0 >= MAX_IN_FLIGHT || f.1 >= MAX_IN_FLIGHT_BYTES {
+            if self.progress.stop.load(Ordering::Relaxed) {
+                self.stop();
+            }
             if self.abort.load(Ordering::Relaxed) {
                 break;
             }
@@ -543,9 +553,16 @@ impl Shared<'_> {
         f.1 += bytes;
     }
 
-    /// A replay thread panicked: every other thread and the dispatcher
-    /// stop, as on `--on-mismatch abort`, instead of waiting for calls
-    /// that thread will never finish.
+    /// Every replay thread and the dispatcher stop, as on
+    /// `--on-mismatch abort`.
+    fn stop(&self) {
+        self.abort.store(true, Ordering::Relaxed);
+        self.order.abort();
+        self.in_flight_cv.notify_all();
+    }
+
+    /// A replay thread panicked: the others stop instead of waiting for
+    /// calls that thread will never finish.
     fn failed(&self, tid: u32, panic: &(dyn std::any::Any + Send)) {
         let why = panic
             .downcast_ref::<&str>()
@@ -555,9 +572,7 @@ impl Shared<'_> {
         lock(&self.failure).get_or_insert(format!(
             "the replay thread of thread {tid} panicked ({why})"
         ));
-        self.abort.store(true, Ordering::Relaxed);
-        self.order.abort();
-        self.in_flight_cv.notify_all();
+        self.stop();
     }
 
     fn mismatch(&self, ev: &SyscallEvent, what: &str) {
@@ -565,8 +580,7 @@ impl Shared<'_> {
         let text = self.renderer.text(&Record::Syscall(ev.clone()));
         (self.on_mismatch)(format!("mismatch: {text}: {what}"));
         if self.opts.abort_on_mismatch {
-            self.abort.store(true, Ordering::Relaxed);
-            self.order.abort();
+            self.stop();
         }
     }
 }
@@ -717,6 +731,9 @@ pub fn replay(
                     }
                 },
             };
+            if progress.stop.load(Ordering::Relaxed) {
+                shared.stop();
+            }
             if shared.abort.load(Ordering::Relaxed) {
                 break;
             }
@@ -1138,9 +1155,20 @@ fn wait(shared: &Shared<'_>, t: &Ticket) -> bool {
     if let Timing::Scaled(x) = shared.opts.timing {
         let offset = t.enter_ns.saturating_sub(shared.t0) as f64 / x.max(1e-9);
         let due = shared.start + Duration::from_nanos(offset as u64);
-        let now = Instant::now();
-        if due > now + PRE_SPIN {
-            std::thread::sleep(due - now - PRE_SPIN);
+        // Long waits (a recording's idle minute) in slices, so a stop is
+        // heard within 100 ms.
+        loop {
+            let now = Instant::now();
+            if due <= now + PRE_SPIN {
+                break;
+            }
+            if shared.progress.stop.load(Ordering::Relaxed) {
+                shared.stop();
+            }
+            if shared.abort.load(Ordering::Relaxed) {
+                return false;
+            }
+            std::thread::sleep((due - now - PRE_SPIN).min(Duration::from_millis(100)));
         }
         while Instant::now() < due {
             std::hint::spin_loop();
@@ -1181,6 +1209,9 @@ fn prepare(
     let mut prep = Preparer::new(root, opts.replace);
     let mut viewer_known = false;
     while let Some(rec) = reader.next_record()? {
+        if progress.stop.load(Ordering::Relaxed) {
+            return Err(Error::Stopped);
+        }
         if let (Record::ProcessStart(p), false) = (&rec, viewer_known) {
             // The first process's user stands for the recording's.
             let mut gids = vec![p.egid];
