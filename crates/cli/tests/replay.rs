@@ -2214,7 +2214,10 @@ fn processes_that_come_and_go_fast_replay_clean() {
         let text = dump(&trace);
         // Every task started once and ended once: 20 rounds of 3
         // processes, one with 3 threads, and the program itself.
-        let starts = text.lines().filter(|l| l.contains(" === process ")).count();
+        let starts = text
+            .lines()
+            .filter(|l| l.contains(" === process ") || l.contains(" === thread "))
+            .count();
         let ends = text.lines().filter(|l| l.contains(" +++ ")).count();
         assert_eq!(
             (starts, ends),
