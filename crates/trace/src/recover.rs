@@ -123,6 +123,7 @@ fn recover_into(
     // (taken as recording began), not at 0: `stats` would count the time
     // since boot as the trace's length.
     let mut last_time = meta.clock.monotonic_ns;
+    let mut undated = Undated::default();
 
     loop {
         let at = src.offset;
@@ -153,14 +154,14 @@ fn recover_into(
                 report
                     .damage
                     .push(format!("bytes {at}..{}: {} ", at + skipped, e.kind()));
-                out.write(&Record::Loss(Loss {
+                undated.write(&mut out, Loss {
                     seq: last_seq + 1,
                     time_ns: last_time,
                     tgid: 0,
                     tid: 0,
                     count: said,
                     reason: format!("recover: {skipped} damaged bytes at offset {at} of the original trace ({})", e.kind()),
-                }))?;
+                })?;
                 report.records += 1;
                 match resume {
                     Some(o) => {
@@ -210,6 +211,7 @@ fn recover_into(
                             }
                             last_seq = last_seq.max(r.seq());
                             last_time = last_time.max(r.time_ns());
+                            undated.date(&mut out, r.time_ns())?;
                             out.write(&r)?;
                             report.records += 1;
                             kept += 1;
@@ -223,18 +225,21 @@ fn recover_into(
                                 h.number,
                                 e.kind()
                             ));
-                            out.write(&Record::Loss(Loss {
-                                seq: last_seq + 1,
-                                time_ns: last_time,
-                                tgid: 0,
-                                tid: 0,
-                                count: rest,
-                                reason: format!(
-                                    "recover: undecodable records in frame {} ({})",
-                                    h.number,
-                                    e.kind()
-                                ),
-                            }))?;
+                            undated.write(
+                                &mut out,
+                                Loss {
+                                    seq: last_seq + 1,
+                                    time_ns: last_time,
+                                    tgid: 0,
+                                    tid: 0,
+                                    count: rest,
+                                    reason: format!(
+                                        "recover: undecodable records in frame {} ({})",
+                                        h.number,
+                                        e.kind()
+                                    ),
+                                },
+                            )?;
                             report.records += 1;
                             break;
                         }
@@ -260,10 +265,38 @@ fn recover_into(
             FrameKind::Meta | FrameKind::Unknown(_) => {}
         }
     }
+    undated.date(&mut out, 0)?;
     let (file, _) = out.finish()?;
     file.sync_all()
         .map_err(|e| Error::from(e).in_file(output))?;
     Ok(report)
+}
+
+/// Loss records with no time to give them: before any record was kept
+/// in a trace whose meta frame (and clock anchor) was lost. They wait
+/// for the first kept record and take its time; dated 0, `stats` counted
+/// the time since boot as the trace's length.
+#[derive(Default)]
+struct Undated(Vec<Loss>);
+
+impl Undated {
+    /// Writes `loss` now if it has a time, or keeps it for [`Undated::date`].
+    fn write<W: std::io::Write>(&mut self, out: &mut Writer<W>, loss: Loss) -> Result<()> {
+        if loss.time_ns == 0 {
+            self.0.push(loss);
+            return Ok(());
+        }
+        out.write(&Record::Loss(loss))
+    }
+
+    /// Writes the kept losses dated `time_ns`.
+    fn date<W: std::io::Write>(&mut self, out: &mut Writer<W>, time_ns: u64) -> Result<()> {
+        for mut loss in self.0.drain(..) {
+            loss.time_ns = time_ns;
+            out.write(&Record::Loss(loss))?;
+        }
+        Ok(())
+    }
 }
 
 /// Reads one whole frame at the current position into `raw`

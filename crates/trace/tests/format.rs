@@ -1004,3 +1004,29 @@ fn recover_counts_a_damaged_frames_records() {
         .count() as u64;
     assert_eq!(kept + report.records_lost, records.len() as u64);
 }
+
+/// A trace whose meta frame (and so its clock anchor) was lost: the loss
+/// record of the damage takes the time of the first record kept, not 0
+/// (from which `stats` counted the time since boot as the trace's length).
+#[test]
+fn a_lost_meta_frames_loss_is_dated_at_the_first_record_kept() {
+    let (dir, path) = temp();
+    let records = sample_records(300, 5);
+    write_trace(&path, &records, small_frames());
+    let mut bytes = std::fs::read(&path).unwrap();
+    let meta = frame_offsets(&bytes)[0];
+    bytes[meta + FRAME_HEADER_LEN + 2] ^= 0xff;
+    let bad = dir.path().join("bad.rtr");
+    std::fs::write(&bad, &bytes).unwrap();
+    let out = dir.path().join("out.rtr");
+    let report = recover(&bad, &out, WriterOptions::default()).unwrap();
+    assert!(!report.had_meta, "{report:?}");
+    let (salvaged, err) = read_all(&out, false);
+    assert!(err.is_none(), "{err:?}");
+    let Some(Record::Loss(loss)) = salvaged.first() else {
+        panic!("the damage comes first: {:?}", salvaged.first());
+    };
+    let first_kept = salvaged[1].time_ns();
+    assert_ne!(first_kept, 0);
+    assert_eq!(loss.time_ns, first_kept);
+}
