@@ -70,6 +70,13 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode> {
             args.output.display()
         )
     })?;
+    if report.events == 0 {
+        errln!(
+            "reanimator: warning: no system call was exported (`reanimator stats {}` shows the \
+             calls, processes and the time span there are)",
+            args.trace.display()
+        );
+    }
     let rows = [report.events, report.captures, report.processes];
     for (file, rows) in report.files.iter().zip(rows) {
         outln!("{}: {rows} rows", file.display());

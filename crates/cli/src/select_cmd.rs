@@ -111,5 +111,13 @@ pub fn run(args: &SelectArgs) -> Result<ExitCode> {
         report.syscalls,
         args.output.display()
     );
+    if report.syscalls == 0 {
+        // `--from 1h` on a 20 ms trace, a pid or path that is not there.
+        errln!(
+            "reanimator: warning: the filter kept no system call (`reanimator stats {}` shows \
+             the calls, processes and the time span there are)",
+            args.trace.display()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

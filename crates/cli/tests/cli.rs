@@ -637,6 +637,37 @@ fn an_interrupted_replay_stops_and_reports() {
     );
 }
 
+/// A selection or export that kept no call says so (a window past the
+/// end, a process that is not there): it is rarely what was meant.
+#[test]
+fn keeping_no_call_is_warned_about() {
+    let (dir, trace) = sample();
+    let t = trace.to_str().unwrap();
+    let sel = dir.path().join("late.rtr");
+    let o = run(&["select", t, "-o", sel.to_str().unwrap(), "--from", "1h"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("the filter kept no system call"),
+        "{}",
+        text(&o.stderr)
+    );
+    let out = dir.path().join("x");
+    let o = run(&["export", t, "-o", out.to_str().unwrap(), "--pid", "999999"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("no system call was exported"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = run(&[
+        "select",
+        t,
+        "-o",
+        dir.path().join("all.rtr").to_str().unwrap(),
+    ]);
+    assert!(!text(&o.stderr).contains("warning"), "{}", text(&o.stderr));
+}
+
 /// `recover -o` onto its input by another name (`./t.rtr`, a hard link,
 /// a symbolic link) is refused, as `select` refuses it: with `--force`
 /// it truncated the trace it was reading.
