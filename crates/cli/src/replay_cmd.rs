@@ -136,11 +136,16 @@ fn parse_count(s: &str) -> Result<u64, String> {
     }
 }
 
-/// Creates ROOT if needed and refuses a non-empty one unless told, and
-/// `/` always: preparing there would rewrite (with `--replace`, remove)
-/// the machine's own files.
-fn open_root(dir: &Path, replace: bool) -> Result<Root> {
-    if dir.canonicalize().is_ok_and(|d| d == Path::new("/")) {
+/// Refuses `/` as ROOT, by any name: preparing there would rewrite (with
+/// `--replace`, remove) the machine's own files.
+fn refuse_slash(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    // By identity, not name: `/var/..`, a link to it, a bind mount of it.
+    let is_slash = match (std::fs::metadata(dir), std::fs::metadata("/")) {
+        (Ok(d), Ok(slash)) => d.dev() == slash.dev() && d.ino() == slash.ino(),
+        _ => false,
+    };
+    if is_slash {
         bail!(
             "{}: is the machine's root directory; replay prepares the recorded files in a \
              directory of their own (use --in-place to issue the calls on the real paths, \
@@ -148,6 +153,11 @@ fn open_root(dir: &Path, replace: bool) -> Result<Root> {
             dir.display()
         );
     }
+    Ok(())
+}
+
+/// Creates ROOT if needed and refuses a non-empty one unless told.
+fn open_root(dir: &Path, replace: bool) -> Result<Root> {
     match std::fs::read_dir(dir) {
         Ok(mut entries) => {
             if entries.next().is_some() && !replace {
@@ -211,6 +221,31 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
     }
     if let Some(t) = &a.timings {
         check_timings(t, &a.trace, a.force)?;
+    }
+    if let Some(dir) = &a.root {
+        refuse_slash(dir)?;
+    }
+    if let (Some(dir), true) = (&a.root, a.replace) {
+        // What --replace rewrites must not hold the files replay reads
+        // and writes: a directory in the way went, trace and all.
+        let inside = |p: &Path| match (p.canonicalize(), dir.canonicalize()) {
+            (Ok(p), Ok(d)) => p.starts_with(d),
+            _ => false,
+        };
+        let timings_dir = a.timings.as_deref().and_then(Path::parent).map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        });
+        if inside(&a.trace) || timings_dir.is_some_and(inside) {
+            bail!(
+                "{}: holds the trace or the --timings file, and --replace may remove what is \
+                 in the way of the recorded files: keep them outside the root",
+                dir.display()
+            );
+        }
     }
     let root = match &a.root {
         Some(dir) => open_root(dir, a.replace)?,

@@ -457,7 +457,7 @@ fn a_standard_error_that_cannot_be_written_changes_no_exit_status() {
 /// the recorded symbolic link, its libraries removed).
 #[test]
 fn the_machines_root_directory_is_never_a_replay_root() {
-    let (_dir, trace) = sample();
+    let (dir, trace) = sample();
     for extra in [&[][..], &["--replace"][..]] {
         let mut args = vec!["replay", trace.to_str().unwrap(), "--root", "/"];
         args.extend_from_slice(extra);
@@ -471,6 +471,68 @@ fn the_machines_root_directory_is_never_a_replay_root() {
     }
     let o = run(&["replay", trace.to_str().unwrap(), "--in-place", "--replace"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    // Nor `/` under another name: a (read-only) bind mount of it.
+    // SAFETY: geteuid cannot fail.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test needs root (it mounts)"
+    );
+    let bind = dir.path().join("slash");
+    std::fs::create_dir(&bind).unwrap();
+    let ok = std::process::Command::new("mount")
+        .args(["--bind", "-o", "ro", "/"])
+        .arg(&bind)
+        .status()
+        .expect("mount");
+    assert!(ok.success(), "mount --bind / failed");
+    let o = run(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--root",
+        bind.to_str().unwrap(),
+        "--replace",
+    ]);
+    let _ = std::process::Command::new("umount").arg(&bind).status();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("is the machine's root directory"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+/// `--replace` never runs over a root that holds the trace or the
+/// timings file (a directory in the way went, the trace with it).
+#[test]
+fn replace_refuses_a_root_holding_the_trace() {
+    let (dir, trace) = sample();
+    let root = dir.path().join("root");
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    let inside = root.join("sub/t.rtr");
+    std::fs::copy(&trace, &inside).unwrap();
+    let r = root.to_str().unwrap();
+    for args in [
+        vec!["replay", inside.to_str().unwrap(), "--root", r, "--replace"],
+        vec![
+            "replay",
+            trace.to_str().unwrap(),
+            "--root",
+            r,
+            "--replace",
+            "--timings",
+            root.join("t.tim").to_str().unwrap(),
+        ],
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(
+            text(&o.stderr).contains("holds the trace or the --timings file"),
+            "{}",
+            text(&o.stderr)
+        );
+    }
+    assert!(inside.exists());
 }
 
 /// A `--timings` file that cannot be written is refused before the root
