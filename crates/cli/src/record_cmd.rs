@@ -444,7 +444,7 @@ fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, los
             s.killed_at_stop,
             "thread",
             "threads",
-            "still running killed when SIGTERM ended the recording",
+            "still running killed when SIGTERM or SIGHUP ended the recording",
         ),
     ] {
         if n > 0 {

@@ -502,16 +502,20 @@ fn a_killed_recorder_takes_its_command_along() {
 }
 
 /// A command that leaves a daemon behind keeps its recording going; the
-/// recorder says so after two seconds, and SIGTERM to it ends the
-/// recording with both back ends: the daemon is killed, its end is in a
-/// complete trace, the summary says so and the exit status is the
-/// command's.
+/// recorder says so after two seconds, and SIGTERM (or SIGHUP, a closed
+/// terminal: it once lost the whole trace) to it ends the recording with
+/// both back ends: the daemon is killed, its end is in a complete trace,
+/// the summary says so and the exit status is the command's.
 #[test]
 fn sigterm_ends_a_recording_a_daemon_holds_open() {
     if let Some(why) = reanimator_ebpf::unavailable() {
         panic!("this test needs the ebpf back end: {why} (CI runs it as root)");
     }
-    for backend in ["ebpf", "ptrace"] {
+    for (backend, signal) in [
+        ("ebpf", libc::SIGTERM),
+        ("ptrace", libc::SIGTERM),
+        ("ebpf", libc::SIGHUP),
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let mut recorder =
             record_leaving_a_child(dir.path(), backend, "", std::process::Stdio::piped());
@@ -526,7 +530,7 @@ fn sigterm_ends_a_recording_a_daemon_holds_open() {
             "{backend}: {hint}"
         );
         // SAFETY: kill has no memory effects.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
+        unsafe { libc::kill(pid, signal) };
         let mut recorder = recorder;
         let mut status = None;
         wait_for(&format!("{backend}: the recorder to end"), || {
@@ -538,7 +542,9 @@ fn sigterm_ends_a_recording_a_daemon_holds_open() {
         assert_eq!(status.unwrap().code(), Some(0), "{backend}: {err}");
         assert!(
             err.contains("lost: 0")
-                && err.contains("1 thread still running killed when SIGTERM ended the recording"),
+                && err.contains(
+                    "1 thread still running killed when SIGTERM or SIGHUP ended the recording"
+                ),
             "{backend}: {err}"
         );
         let daemon: u32 = std::fs::read_to_string(dir.path().join("child"))

@@ -11,9 +11,10 @@ use reanimator_trace::{ExitStatus, ProcessStart, StartCause};
 
 use crate::{now_ns, process_start, Error};
 
-/// Set by SIGINT/SIGTERM while attached (finish the trace and detach), or
-/// by SIGTERM while recording a spawned command (finish the trace and end
-/// the processes still running).
+/// Set by SIGINT/SIGTERM/SIGHUP while attached (finish the trace and
+/// detach), or by SIGTERM/SIGHUP while recording a spawned command (finish
+/// the trace and end the processes still running): a closed terminal or
+/// ssh session sends SIGHUP, which once lost the whole trace.
 static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_stop_signal(_: libc::c_int) {
@@ -30,11 +31,12 @@ pub fn clear_stop_request() {
     STOP_REQUESTED.store(false, Ordering::Relaxed);
 }
 
-/// Makes SIGINT and SIGTERM request a stop ([`stop_requested`]) instead of
-/// killing the recorder.
+/// Makes SIGINT, SIGTERM and SIGHUP request a stop ([`stop_requested`])
+/// instead of killing the recorder.
 pub fn watch_stop_signals() {
     install_handler(libc::SIGINT, on_stop_signal);
     install_handler(libc::SIGTERM, on_stop_signal);
+    install_handler(libc::SIGHUP, on_stop_signal);
 }
 
 /// Installs `handler` for `sig` without `SA_RESTART`, so a blocked wait
@@ -133,7 +135,13 @@ pub struct SavedState {
 }
 
 impl SavedState {
-    const SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGALRM];
+    const SIGNALS: [libc::c_int; 5] = [
+        libc::SIGINT,
+        libc::SIGQUIT,
+        libc::SIGTERM,
+        libc::SIGHUP,
+        libc::SIGALRM,
+    ];
 
     /// Reads the current dispositions and affinity.
     pub fn save() -> SavedState {
@@ -275,6 +283,7 @@ pub fn fork_stopped(
         libc::signal(libc::SIGQUIT, libc::SIG_IGN);
     }
     install_handler(libc::SIGTERM, on_stop_signal);
+    install_handler(libc::SIGHUP, on_stop_signal);
     let mut status = 0;
     // SAFETY: status is a local int.
     if unsafe { libc::waitpid(pid, &mut status, libc::WUNTRACED) } != pid
