@@ -139,16 +139,10 @@ fn data_text(d: DataPolicy) -> String {
     }
 }
 
-/// `NAME.rtr`, or `NAME.2.rtr`, ... : the first name not taken.
-fn free_name(stem: &str) -> PathBuf {
-    let first = PathBuf::from(format!("{stem}.rtr"));
-    if !first.exists() {
-        return first;
-    }
-    (2..)
-        .map(|n| PathBuf::from(format!("{stem}.{n}.rtr")))
-        .find(|p| !p.exists())
-        .expect("some name is free")
+/// `NAME.rtr`, `NAME.2.rtr`, ...: the default names, in the order tried.
+fn default_names(stem: &str) -> impl Iterator<Item = PathBuf> + '_ {
+    std::iter::once(PathBuf::from(format!("{stem}.rtr")))
+        .chain((2..).map(move |n| PathBuf::from(format!("{stem}.{n}.rtr"))))
 }
 
 fn uname_field(f: impl Fn(&libc::utsname) -> &[libc::c_char]) -> String {
@@ -181,17 +175,24 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
     } else {
         bail!("nothing to record: give a command after `--` or a process with -p PID (see reanimator record --help)");
     };
-    let output = match &args.output {
+    // With no -o, the first default name not taken: tried one after the
+    // other at creation, so recorders started together each get their own.
+    let stem = match (&args.output, &target) {
+        (Some(_), _) => None,
+        (None, Target::Spawn { .. }) => Some(
+            Path::new(&args.command[0])
+                .file_name()
+                .map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned()),
+        ),
+        (None, Target::Attach { pids }) => Some(format!("pid-{}", pids[0])),
+    };
+    let mut names = stem.as_deref().map(default_names);
+    let mut output = match &args.output {
         Some(p) => p.clone(),
-        None => match &target {
-            Target::Spawn { .. } => {
-                let name = Path::new(&args.command[0])
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned());
-                free_name(&name.unwrap_or_else(|| "trace".into()))
-            }
-            Target::Attach { pids } => free_name(&format!("pid-{}", pids[0])),
-        },
+        None => names
+            .as_mut()
+            .and_then(|n| n.find(|p| !p.exists()))
+            .context("no free trace name")?,
     };
     let usable = reanimator_ptrace::default_cpus();
     let cpus = match args.cpu.as_deref() {
@@ -290,8 +291,20 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
             );
         }
     }
-    let mut writer = Writer::create(&output, &meta, opts)
-        .with_context(|| "cannot create the trace".to_string())?;
+    let mut writer = loop {
+        match Writer::create(&output, &meta, opts.clone()) {
+            Err(e) if matches!(e.kind(), reanimator_trace::ErrorKind::Exists) => {
+                match names.as_mut() {
+                    // Taken since it was chosen: the next one.
+                    Some(names) => {
+                        output = names.find(|p| !p.exists()).context("no free trace name")?
+                    }
+                    None => return Err(e).context("cannot create the trace"),
+                }
+            }
+            r => break r.context("cannot create the trace")?,
+        }
+    };
     if let Target::Attach { pids } = &target {
         // Ctrl-C from here on detaches and finishes the trace.
         reanimator_record::watch_stop_signals();
