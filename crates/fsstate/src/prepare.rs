@@ -486,6 +486,13 @@ impl<'r> Preparer<'r> {
         remove_at(&dir, &name)
     }
 
+    /// Gives up preparing (an error, a stop): the paths whose owner bits
+    /// were set for the recorded user's access so far, for
+    /// [`restore_recorded_modes`].
+    pub fn abandon(self) -> Vec<KeptAccess> {
+        self.report.access_kept
+    }
+
     /// Applies the deferred directory modes.
     pub fn finish(mut self) -> io::Result<PrepareReport> {
         for (path, mode) in std::mem::take(&mut self.file_modes) {

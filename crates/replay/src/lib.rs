@@ -1187,26 +1187,13 @@ impl Drop for RestoreModes<'_> {
     }
 }
 
-/// Applies every before-state of the trace to the root. Returns the paths
-/// whose owner bits stand for the recorded user's access (not root).
-fn prepare(
-    trace: &Path,
-    root: &Root,
-    opts: &Options,
+/// Applies every before-state and path data record of the trace (the
+/// first pass of [`prepare`]); stops at [`Progress::stop`].
+fn apply_initial_states(
+    reader: &mut Reader,
+    prep: &mut Preparer<'_>,
     progress: &Progress,
-    report: &mut Report,
-) -> Result<Vec<KeptAccess>, Error> {
-    // The calls' buffers are not needed here: only path contents are
-    // loaded, so the blob frames of a data-heavy trace are not all
-    // decompressed twice.
-    let mut reader = Reader::open(trace, ReadOptions { data: false })?;
-    reader.load_path_data(true);
-    reader.skip_syscalls(true);
-    reader.prefetch();
-    progress
-        .total_bytes
-        .store(reader.file_len(), Ordering::Relaxed);
-    let mut prep = Preparer::new(root, opts.replace);
+) -> Result<(), Error> {
     let mut viewer_known = false;
     while let Some(rec) = reader.next_record()? {
         if progress.stop.load(Ordering::Relaxed) {
@@ -1232,6 +1219,37 @@ fn prepare(
         progress
             .read_bytes
             .store(reader.offset(), Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// Applies every before-state of the trace to the root. Returns the paths
+/// whose owner bits stand for the recorded user's access (not root).
+fn prepare(
+    trace: &Path,
+    root: &Root,
+    opts: &Options,
+    progress: &Progress,
+    report: &mut Report,
+) -> Result<Vec<KeptAccess>, Error> {
+    // The calls' buffers are not needed here: only path contents are
+    // loaded, so the blob frames of a data-heavy trace are not all
+    // decompressed twice.
+    let mut reader = Reader::open(trace, ReadOptions { data: false })?;
+    reader.load_path_data(true);
+    reader.skip_syscalls(true);
+    reader.prefetch();
+    progress
+        .total_bytes
+        .store(reader.file_len(), Ordering::Relaxed);
+    let mut prep = Preparer::new(root, opts.replace);
+    let applied = apply_initial_states(&mut reader, &mut prep, progress);
+    if let Err(e) = applied {
+        // Owner bits set for the recorded user's access go back, as when
+        // a replay ends: a second try (`--replace`) could not overwrite
+        // a file left read-only.
+        restore_recorded_modes(root, &mut prep.abandon());
+        return Err(e);
     }
     let r = prep.finish().map_err(Error::Prepare)?;
     report.prepared_paths = r.paths;
