@@ -426,13 +426,18 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
     let calls = total.executed + total.simulated;
     let secs = report.replay_time.as_secs_f64();
     errln!(
-        "reanimator: replayed {calls} calls in {secs:.3} s ({:.0} calls/s) with {}; prepared {} paths ({} bytes) in {:.3} s; {} mismatches; final state: {} paths checked, {} differ{}",
+        "reanimator: replayed {calls} calls in {secs:.3} s ({:.0} calls/s) with {}; prepared {} paths ({} bytes) in {:.3} s; {} mismatches{}; final state: {} paths checked, {} differ{}",
         calls as f64 / secs.max(1e-9),
         crate::counted(report.threads as u64, "thread", "threads"),
         report.prepared_paths,
         report.prepared_bytes,
         report.prepare_time.as_secs_f64(),
         total.mismatched,
+        if matches!(a.verify, VerifyArg::None) {
+            " (results not compared: --verify none)"
+        } else {
+            ""
+        },
         report.manifest_paths,
         report.manifest_diffs.len(),
         match (signal, report.aborted) {
