@@ -337,9 +337,18 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
     );
     let made = writer.path().map(Path::to_path_buf);
     // Finish the trace whatever happened: what was recorded is kept.
-    let (_, end) = writer
-        .finish()
-        .with_context(|| format!("{}: cannot finish the trace", output.display()))?;
+    let (_, end) = writer.finish().with_context(|| {
+        // A trace that cannot be written (a full disk) stops the
+        // recording, and what it followed ends with it (nothing may run
+        // unrecorded): said, since the command's own output shows only
+        // that it stopped.
+        let stopped = if result.is_err() {
+            " (the recording stopped there and ended the command with it)"
+        } else {
+            ""
+        };
+        format!("{}: cannot finish the trace{stopped}", output.display())
+    })?;
     // Messages kept out of the command's output files while it ran.
     for message in reanimator_record::held_messages() {
         errln!("{message}");
