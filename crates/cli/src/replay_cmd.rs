@@ -156,8 +156,9 @@ fn refuse_slash(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Creates ROOT if needed and refuses a non-empty one unless told.
-fn open_root(dir: &Path, replace: bool) -> Result<Root> {
+/// Creates ROOT if needed, refuses a non-empty one unless told, and locks
+/// it for this replay (the lock is the returned file's).
+fn open_root(dir: &Path, replace: bool) -> Result<(Root, std::fs::File)> {
     match std::fs::read_dir(dir) {
         Ok(mut entries) => {
             if entries.next().is_some() && !replace {
@@ -173,7 +174,17 @@ fn open_root(dir: &Path, replace: bool) -> Result<Root> {
         }
         Err(e) => return Err(e).with_context(|| format!("{}", dir.display())),
     }
-    Root::open(dir).with_context(|| format!("{}", dir.display()))
+    // One replay per root: a second one (`--replace`) made the first
+    // report the other's writes as its own mismatches. The lock is held
+    // as long as the returned descriptor, kept for the whole replay.
+    use std::os::fd::AsRawFd;
+    let lock = std::fs::File::open(dir).with_context(|| format!("{}", dir.display()))?;
+    // SAFETY: flock on a descriptor we own.
+    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        bail!("{}: another replay is using it", dir.display());
+    }
+    let root = Root::open(dir).with_context(|| format!("{}", dir.display()))?;
+    Ok((root, lock))
 }
 
 /// Refuses a `--timings` file that could not be written, before the root
@@ -247,9 +258,12 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
             );
         }
     }
-    let root = match &a.root {
-        Some(dir) => open_root(dir, a.replace)?,
-        None => Root::host().context("opening /")?,
+    let (root, _lock) = match &a.root {
+        Some(dir) => {
+            let (root, lock) = open_root(dir, a.replace)?;
+            (root, Some(lock))
+        }
+        None => (Root::host().context("opening /")?, None),
     };
     let opts = Options {
         verify: match a.verify {

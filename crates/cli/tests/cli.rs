@@ -502,6 +502,43 @@ fn the_machines_root_directory_is_never_a_replay_root() {
     );
 }
 
+/// One replay per root: a second one is refused while the first holds it
+/// (it made the first report the second's writes as mismatches).
+#[test]
+fn a_root_in_use_by_another_replay_is_refused() {
+    use std::os::fd::AsRawFd;
+    let (dir, trace) = sample();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let held = std::fs::File::open(&root).unwrap();
+    // SAFETY: flock on a descriptor we own.
+    assert_eq!(unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX) }, 0);
+    let o = run(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--root",
+        root.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("another replay is using it"),
+        "{}",
+        text(&o.stderr)
+    );
+    drop(held);
+    let o = run(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--root",
+        root.to_str().unwrap(),
+    ]);
+    assert!(
+        !text(&o.stderr).contains("another replay"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
 /// `--replace` never runs over a root that holds the trace or the
 /// timings file (a directory in the way went, the trace with it).
 #[test]
