@@ -325,9 +325,9 @@ fn simulated_descriptors_keep_their_close_on_exec_flag() {
     assert!(report.is_clean(), "{lines:?}\n{}", report.table());
 }
 
-#[test]
-fn a_corrupted_buffer_is_reported_as_a_mismatch() {
-    let root = tempfile::tempdir().unwrap();
+/// Writes `hello` to `/data` (descriptor 3) and reads back `hellX`, as
+/// if the trace's buffer were corrupted: one mismatch.
+fn corrupted_read() -> Script {
     let mut s = Script::new("/");
     let o_creat = (libc::O_RDWR | libc::O_CREAT) as u64;
     s.call(
@@ -338,6 +338,13 @@ fn a_corrupted_buffer_is_reported_as_a_mismatch() {
     )
     .call("write", &[3, P, 5], 5, &[(1, Role::Entry, b"hello")])
     .call("pread64", &[3, P, 5, 0], 5, &[(1, Role::Exit, b"hellX")]);
+    s
+}
+
+#[test]
+fn a_corrupted_buffer_is_reported_as_a_mismatch() {
+    let root = tempfile::tempdir().unwrap();
+    let s = corrupted_read();
     let (report, lines) = run(&s, root.path());
     assert_eq!(report.tally.total().mismatched, 1, "{}", report.table());
     assert!(!report.is_clean());
@@ -1828,16 +1835,7 @@ fn absolute_paths_after_a_chroot_start_at_the_new_root() {
 #[test]
 fn a_replay_thread_that_panics_stops_the_replay() {
     let root = tempfile::tempdir().unwrap();
-    let mut s = Script::new("/");
-    let o_creat = (libc::O_RDWR | libc::O_CREAT) as u64;
-    s.call(
-        "open",
-        &[P, o_creat, 0o600],
-        3,
-        &[(0, Role::Entry, b"/data")],
-    )
-    .call("write", &[3, P, 5], 5, &[(1, Role::Entry, b"hello")])
-    .call("pread64", &[3, P, 5, 0], 5, &[(1, Role::Exit, b"hellX")]);
+    let mut s = corrupted_read();
     let block = vec![7u8; 8 << 20];
     for _ in 0..20 {
         s.call(
