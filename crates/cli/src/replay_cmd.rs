@@ -170,6 +170,13 @@ fn open_root(dir: &Path, replace: bool) -> Result<(Root, std::fs::File)> {
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Ok(target) = std::fs::read_link(dir) {
+                bail!(
+                    "{}: a symbolic link to {}, which does not exist",
+                    dir.display(),
+                    target.display()
+                );
+            }
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?
         }
         Err(e) => return Err(e).with_context(|| format!("{}", dir.display())),

@@ -502,6 +502,28 @@ fn the_machines_root_directory_is_never_a_replay_root() {
     );
 }
 
+/// A root that is a dangling symbolic link is said to be one (it read
+/// "creating ROOT: File exists").
+#[test]
+fn a_dangling_link_as_root_is_said_to_be_one() {
+    let (dir, trace) = sample();
+    let root = dir.path().join("root");
+    std::os::unix::fs::symlink(dir.path().join("gone"), &root).unwrap();
+    let o = run(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--root",
+        root.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("a symbolic link to"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!dir.path().join("gone").exists());
+}
+
 /// One replay per root: a second one is refused while the first holds it
 /// (it made the first report the second's writes as mismatches).
 #[test]
