@@ -157,11 +157,12 @@ impl Writer<File> {
     /// it out. `-o /dev/null --force` once made `/dev/null` 0600 and, when
     /// the recording failed, removed it.
     pub fn create(path: &Path, meta: &TraceMeta, opts: WriterOptions) -> Result<Self> {
-        if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        let existing = std::fs::metadata(path).ok();
+        if existing.as_ref().is_some_and(|m| m.is_dir()) {
             // Not "already exists (use --force)": --force cannot help.
             return Err(Error::new(ErrorKind::IsDirectory).in_file(path));
         }
-        let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+        let special = existing.is_some_and(|m| !m.is_file());
         let mut oo = OpenOptions::new();
         oo.write(true).mode(0o600);
         if special {
