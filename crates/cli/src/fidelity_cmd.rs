@@ -5,7 +5,7 @@
 //! replay issued them — as tables, or as JSON for programs, and as a
 //! picture (`--svg`).
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -101,18 +101,15 @@ pub fn run(args: &FidelityArgs) -> Result<ExitCode> {
             svg.display()
         );
     }
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    let written = (|| -> Result<()> {
+    crate::to_stdout(|out| {
         if args.json {
-            serde_json::to_writer_pretty(&mut out, &report)?;
+            serde_json::to_writer_pretty(&mut *out, &report)?;
             writeln!(out)?;
         } else {
-            print_text(&mut out, &report, args.calls)?;
+            print_text(out, &report, args.calls)?;
         }
-        Ok(out.flush()?)
-    })();
-    written.context(crate::STDOUT_FAILED)?;
+        Ok(())
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -34,6 +34,19 @@ macro_rules! err {
 /// The context of every failure to write a report to standard output.
 const STDOUT_FAILED: &str = "cannot write to standard output";
 
+/// Writes a report to standard output through a buffer, flushed at the
+/// end; a failure is said as [`STDOUT_FAILED`] (a closed pipe, which
+/// `main` recognises through it, ends the command quietly).
+fn to_stdout(
+    write: impl FnOnce(&mut std::io::BufWriter<std::io::StdoutLock<'static>>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    write(&mut out)
+        .and_then(|()| Ok(out.flush()?))
+        .context(STDOUT_FAILED)
+}
+
 mod catalogue_cmd;
 mod dump;
 mod export_cmd;

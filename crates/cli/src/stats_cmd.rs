@@ -3,11 +3,11 @@
 //! process, thread or path — as a table, or as JSON for programs, and
 //! as a picture (`--svg`).
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use reanimator_analysis::{stats, GroupBy, GroupReport, Report, SizeReport};
 
 use crate::progress::Progress;
@@ -86,18 +86,15 @@ pub fn run(args: &StatsArgs) -> Result<ExitCode> {
             path.display()
         );
     }
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    let written = (|| -> Result<()> {
+    crate::to_stdout(|out| {
         if args.json {
-            serde_json::to_writer_pretty(&mut out, &report)?;
+            serde_json::to_writer_pretty(&mut *out, &report)?;
             writeln!(out)?;
         } else {
-            print_text(&mut out, &args.trace, &report, args.histograms)?;
+            print_text(out, &args.trace, &report, args.histograms)?;
         }
-        Ok(out.flush()?)
-    })();
-    written.context(crate::STDOUT_FAILED)?;
+        Ok(())
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 
