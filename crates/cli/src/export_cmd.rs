@@ -71,11 +71,7 @@ pub fn run(args: &ExportArgs) -> Result<ExitCode> {
         )
     })?;
     if report.events == 0 {
-        errln!(
-            "reanimator: warning: no system call was exported (`reanimator stats {}` shows the \
-             calls, processes and the time span there are)",
-            args.trace.display()
-        );
+        crate::warn_no_call_kept("no system call was exported", &args.trace);
     }
     let rows = [report.events, report.captures, report.processes];
     for (file, rows) in report.files.iter().zip(rows) {

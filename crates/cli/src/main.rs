@@ -184,6 +184,17 @@ fn unseen_io_warning<'a>(counts: impl IntoIterator<Item = (&'a str, u64)>) -> Op
     })
 }
 
+/// Warns that a filter kept no system call of `trace` (`what` says so):
+/// a window past the end, a process or path that is not there is rarely
+/// what was meant.
+pub(crate) fn warn_no_call_kept(what: &str, trace: &std::path::Path) {
+    errln!(
+        "reanimator: warning: {what} (`reanimator stats {}` shows the calls, processes and the \
+         time span there are)",
+        trace.display()
+    );
+}
+
 /// "1 process", "2 processes": counts in the lines people read. Lines
 /// that scripts parse (replay's "N mismatches; final state: ...") keep
 /// their fixed wording.

@@ -112,12 +112,7 @@ pub fn run(args: &SelectArgs) -> Result<ExitCode> {
         args.output.display()
     );
     if report.syscalls == 0 {
-        // `--from 1h` on a 20 ms trace, a pid or path that is not there.
-        errln!(
-            "reanimator: warning: the filter kept no system call (`reanimator stats {}` shows \
-             the calls, processes and the time span there are)",
-            args.trace.display()
-        );
+        crate::warn_no_call_kept("the filter kept no system call", &args.trace);
     }
     Ok(ExitCode::SUCCESS)
 }
