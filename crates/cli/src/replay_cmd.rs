@@ -156,6 +156,28 @@ fn refuse_slash(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Refuses, for `--replace`, a ROOT that holds the trace or the
+/// `--timings` file: what it rewrites must not hold the files replay reads
+/// and writes (a directory in the way went, trace and all).
+fn refuse_root_holding_inputs(dir: &Path, trace: &Path, timings: Option<&Path>) -> Result<()> {
+    let Ok(dir_real) = dir.canonicalize() else {
+        return Ok(());
+    };
+    let inside = |p: &Path| p.canonicalize().is_ok_and(|p| p.starts_with(&dir_real));
+    // The timings file may not exist yet: its directory, then.
+    let timings_dir = timings
+        .and_then(|t| std::path::absolute(t).ok())
+        .and_then(|t| t.parent().map(Path::to_path_buf));
+    if inside(trace) || timings_dir.is_some_and(|d| inside(&d)) {
+        bail!(
+            "{}: holds the trace or the --timings file, and --replace may remove what is in \
+             the way of the recorded files: keep them outside the root",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
 /// Creates ROOT if needed, refuses a non-empty one unless told, and locks
 /// it for this replay (the lock is the returned file's).
 fn open_root(dir: &Path, replace: bool) -> Result<(Root, std::fs::File)> {
@@ -244,26 +266,7 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
         refuse_slash(dir)?;
     }
     if let (Some(dir), true) = (&a.root, a.replace) {
-        // What --replace rewrites must not hold the files replay reads
-        // and writes: a directory in the way went, trace and all.
-        let inside = |p: &Path| match (p.canonicalize(), dir.canonicalize()) {
-            (Ok(p), Ok(d)) => p.starts_with(d),
-            _ => false,
-        };
-        let timings_dir = a.timings.as_deref().and_then(Path::parent).map(|p| {
-            if p.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                p
-            }
-        });
-        if inside(&a.trace) || timings_dir.is_some_and(inside) {
-            bail!(
-                "{}: holds the trace or the --timings file, and --replace may remove what is \
-                 in the way of the recorded files: keep them outside the root",
-                dir.display()
-            );
-        }
+        refuse_root_holding_inputs(dir, &a.trace, a.timings.as_deref())?;
     }
     let (root, _lock) = match &a.root {
         Some(dir) => {
