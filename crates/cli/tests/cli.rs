@@ -1,6 +1,8 @@
 //! The `reanimator` binary as a user meets it: output, exit codes and
 //! error messages, on traces written by the format crate.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -16,6 +18,21 @@ fn run(args: &[&str]) -> Output {
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
+}
+
+/// Makes a FIFO at `path`.
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+}
+
+/// `/dev/full` opened for writing: every write fails with ENOSPC.
+fn dev_full() -> std::fs::File {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full")
 }
 
 /// A small trace: a process start, an openat, a write with data, a failed
@@ -210,9 +227,7 @@ fn bad_traces_fail_with_one_line_naming_the_file() {
     assert!(text(&out.stderr).contains("is a directory"));
     // A FIFO with no writer is refused at once (opening it waited forever).
     let fifo = dir.path().join("fifo");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a valid C string.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    mkfifo(&fifo);
     let root = dir.path().join("root");
     for args in [
         vec!["dump", fifo.to_str().unwrap()],
@@ -407,11 +422,7 @@ fn reports_into_a_closed_pipe_or_a_full_disk_do_not_panic() {
         assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o.stderr));
         assert!(!text(&o.stderr).contains("panicked"), "{args:?}");
         if std::path::Path::new("/dev/full").exists() {
-            let full = std::fs::OpenOptions::new()
-                .write(true)
-                .open("/dev/full")
-                .unwrap();
-            let o = bin().args(args).stdout(full).output().unwrap();
+            let o = bin().args(args).stdout(dev_full()).output().unwrap();
             assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o.stderr));
             assert!(
                 text(&o.stderr).contains("cannot write to standard output"),
@@ -429,12 +440,6 @@ fn reports_into_a_closed_pipe_or_a_full_disk_do_not_panic() {
 fn a_standard_error_that_cannot_be_written_changes_no_exit_status() {
     let (dir, trace) = sample();
     let t = trace.to_str().unwrap();
-    let full = || {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open("/dev/full")
-            .expect("/dev/full")
-    };
     let missing = dir.path().join("missing.rtr");
     let root = dir.path().join("root");
     for (args, code) in [
@@ -445,7 +450,7 @@ fn a_standard_error_that_cannot_be_written_changes_no_exit_status() {
         let o = bin()
             .args(&args)
             .stdout(std::process::Stdio::null())
-            .stderr(full())
+            .stderr(dev_full())
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(code), "{args:?}");
@@ -472,12 +477,7 @@ fn the_machines_root_directory_is_never_a_replay_root() {
     let o = run(&["replay", trace.to_str().unwrap(), "--in-place", "--replace"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
     // Nor `/` under another name: a (read-only) bind mount of it.
-    // SAFETY: geteuid cannot fail.
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test needs root (it mounts)"
-    );
+    common::require_root("mounts a bind mount of /");
     let bind = dir.path().join("slash");
     std::fs::create_dir(&bind).unwrap();
     let ok = std::process::Command::new("mount")
@@ -677,9 +677,7 @@ fn a_selection_or_recovery_that_fails_midway_leaves_no_output() {
 fn an_interrupted_selection_says_so_and_keeps_what_is_not_its_own() {
     let (dir, trace) = sample();
     let fifo = dir.path().join("fifo");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a valid C string.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    mkfifo(&fifo);
     let child = bin()
         .args([
             "select",
@@ -693,14 +691,9 @@ fn an_interrupted_selection_says_so_and_keeps_what_is_not_its_own() {
         .spawn()
         .unwrap();
     let wchan = format!("/proc/{}/wchan", child.id());
-    let started = std::time::Instant::now();
-    while std::fs::read_to_string(&wchan).unwrap_or_default() != "wait_for_partner" {
-        assert!(
-            started.elapsed().as_secs() < 30,
-            "select never opened the FIFO"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    common::wait_for("select to open the FIFO", || {
+        std::fs::read_to_string(&wchan).unwrap_or_default() == "wait_for_partner"
+    });
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let o = child.wait_with_output().unwrap();
@@ -729,23 +722,15 @@ fn an_interrupted_replay_stops_and_reports() {
         .unwrap();
     // Signalled once it handles SIGINT itself (blocked, for its waiter).
     let status = format!("/proc/{}/status", child.id());
-    let started = std::time::Instant::now();
-    loop {
+    common::wait_for("replay to block SIGINT", || {
         let blocked = std::fs::read_to_string(&status)
             .unwrap_or_default()
             .lines()
             .find_map(|l| l.strip_prefix("SigBlk:").map(|v| v.trim().to_string()))
             .and_then(|v| u64::from_str_radix(&v, 16).ok())
             .unwrap_or(0);
-        if blocked & (1 << (libc::SIGINT - 1)) != 0 {
-            break;
-        }
-        assert!(
-            started.elapsed().as_secs() < 30,
-            "replay never blocked SIGINT"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+        blocked & (1 << (libc::SIGINT - 1)) != 0
+    });
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let o = child.wait_with_output().unwrap();

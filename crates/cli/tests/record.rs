@@ -6,6 +6,8 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use common::wait_for;
+
 use reanimator_trace::{CaptureStatus, ExitStatus, ReadOptions, Reader, Record, Role};
 
 fn record(dir: &Path, args: &[&str]) -> Output {
@@ -363,18 +365,6 @@ fn stderr_lines(
         }
     });
     (rx, reader)
-}
-
-/// Polls `what` every 20 ms for up to 20 s; fails the test if it never holds.
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let start = std::time::Instant::now();
-    while !done() {
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(20),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
 }
 
 #[test]

@@ -3,12 +3,14 @@
 use std::process::Output;
 
 /// The `reanimator` binary under test.
+#[allow(dead_code)] // each test crate compiles this module; not all use it
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_reanimator")
 }
 
 /// Fails the test with an install hint when `tool` is missing (these
 /// tests record and replay real programs).
+#[allow(dead_code)] // each test crate compiles this module; not all use it
 pub fn require(tool: &str) {
     let found = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).exists()))
@@ -29,6 +31,7 @@ pub fn require_root(what: &str) {
 }
 
 /// A finished command's status and output, for assertion messages.
+#[allow(dead_code)] // each test crate compiles this module; not all use it
 pub fn show(o: &Output) -> String {
     format!(
         "status {:?}\nstdout:\n{}\nstderr:\n{}",
@@ -75,5 +78,19 @@ pub fn output_within(cmd: &mut std::process::Command, limit: std::time::Duration
         status,
         stdout: out.join().expect("stdout reader"),
         stderr: err.join().expect("stderr reader"),
+    }
+}
+
+/// Polls `done` every 20 ms until it holds, failing the test after 20 s
+/// (`what` names what was awaited).
+#[allow(dead_code)] // each test crate compiles this module; not all use it
+pub fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
