@@ -773,20 +773,28 @@ fn recover_of_a_finished_trace_keeps_everything() {
     assert_eq!(read_all(&out, true).0, records);
 }
 
-#[test]
-fn a_damaged_blob_frame_marks_its_buffers_lost() {
-    let (dir, path) = temp();
-    let records = sample_records(300, 10);
+/// Writes 300 sample records (`seed`) in small frames into `dir`, and
+/// `bad.rtr`, a copy whose first frame of `kind` has byte `at` of its
+/// payload flipped.
+fn damaged_copy(dir: &Path, seed: u64, kind: FrameKind, at: usize) -> (Vec<Record>, PathBuf) {
+    let path = dir.join("t.rtr");
+    let records = sample_records(300, seed);
     write_trace(&path, &records, small_frames());
     let mut bytes = std::fs::read(&path).unwrap();
-    // Damage the payload of the first blob frame.
     let off = frame_offsets(&bytes)
         .into_iter()
-        .find(|&o| bytes[o + 4] == FrameKind::Blobs.code())
+        .find(|&o| bytes[o + 4] == kind.code())
         .unwrap();
-    bytes[off + FRAME_HEADER_LEN + 3] ^= 0xff;
-    let bad = dir.path().join("bad.rtr");
+    bytes[off + FRAME_HEADER_LEN + at] ^= 0xff;
+    let bad = dir.join("bad.rtr");
     std::fs::write(&bad, &bytes).unwrap();
+    (records, bad)
+}
+
+#[test]
+fn a_damaged_blob_frame_marks_its_buffers_lost() {
+    let (dir, _) = temp();
+    let (_, bad) = damaged_copy(dir.path(), 10, FrameKind::Blobs, 3);
     let (_, err) = read_all(&bad, true);
     assert!(err.unwrap().to_string().contains("checksum"));
     let out = dir.path().join("out.rtr");
@@ -972,17 +980,8 @@ fn shards_together_return_every_record_once() {
 /// many (it said 0 before).
 #[test]
 fn recover_counts_a_damaged_frames_records() {
-    let (dir, path) = temp();
-    let records = sample_records(300, 11);
-    write_trace(&path, &records, small_frames());
-    let mut bytes = std::fs::read(&path).unwrap();
-    let off = frame_offsets(&bytes)
-        .into_iter()
-        .find(|&o| bytes[o + 4] == FrameKind::Records.code())
-        .unwrap();
-    bytes[off + FRAME_HEADER_LEN + 3] ^= 0xff;
-    let bad = dir.path().join("bad.rtr");
-    std::fs::write(&bad, &bytes).unwrap();
+    let (dir, _) = temp();
+    let (records, bad) = damaged_copy(dir.path(), 11, FrameKind::Records, 3);
     let out = dir.path().join("out.rtr");
     let report = recover(&bad, &out, WriterOptions::default()).unwrap();
     assert!(report.records_lost > 0, "{report:?}");
@@ -1010,14 +1009,8 @@ fn recover_counts_a_damaged_frames_records() {
 /// (from which `stats` counted the time since boot as the trace's length).
 #[test]
 fn a_lost_meta_frames_loss_is_dated_at_the_first_record_kept() {
-    let (dir, path) = temp();
-    let records = sample_records(300, 5);
-    write_trace(&path, &records, small_frames());
-    let mut bytes = std::fs::read(&path).unwrap();
-    let meta = frame_offsets(&bytes)[0];
-    bytes[meta + FRAME_HEADER_LEN + 2] ^= 0xff;
-    let bad = dir.path().join("bad.rtr");
-    std::fs::write(&bad, &bytes).unwrap();
+    let (dir, _) = temp();
+    let (_, bad) = damaged_copy(dir.path(), 5, FrameKind::Meta, 2);
     let out = dir.path().join("out.rtr");
     let report = recover(&bad, &out, WriterOptions::default()).unwrap();
     assert!(!report.had_meta, "{report:?}");
