@@ -520,10 +520,7 @@ impl Shared<'_> {
         }
         let mut starved = false;
         while f.0 >= MAX_IN_FLIGHT || f.1 >= MAX_IN_FLIGHT_BYTES {
-            if self.progress.stop.load(Ordering::Relaxed) {
-                self.stop();
-            }
-            if self.abort.load(Ordering::Relaxed) {
+            if self.stopping() {
                 break;
             }
             f.2 = true;
@@ -551,6 +548,15 @@ impl Shared<'_> {
         f.2 = false;
         f.0 += 1;
         f.1 += bytes;
+    }
+
+    /// Whether replay is to stop: it aborted, or the caller asked
+    /// ([`Progress::stop`]), which this turns into an abort.
+    fn stopping(&self) -> bool {
+        if self.progress.stop.load(Ordering::Relaxed) {
+            self.stop();
+        }
+        self.abort.load(Ordering::Relaxed)
     }
 
     /// Every replay thread and the dispatcher stop, as on
@@ -731,10 +737,7 @@ pub fn replay(
                     }
                 },
             };
-            if progress.stop.load(Ordering::Relaxed) {
-                shared.stop();
-            }
-            if shared.abort.load(Ordering::Relaxed) {
+            if shared.stopping() {
                 break;
             }
             queues.tick();
@@ -1162,10 +1165,7 @@ fn wait(shared: &Shared<'_>, t: &Ticket) -> bool {
             if due <= now + PRE_SPIN {
                 break;
             }
-            if shared.progress.stop.load(Ordering::Relaxed) {
-                shared.stop();
-            }
-            if shared.abort.load(Ordering::Relaxed) {
+            if shared.stopping() {
                 return false;
             }
             std::thread::sleep((due - now - PRE_SPIN).min(Duration::from_millis(100)));
