@@ -90,10 +90,11 @@ pub fn run(args: &RecoverArgs) -> Result<ExitCode> {
     }
     if report.syscalls == 0 && !report.had_end {
         // A recorder killed before its first flush (records reach the
-        // file about once a second) leaves nothing: a failure, said.
+        // file 0.1 s after it starts, then at least once a second) leaves
+        // nothing: a failure, said.
         errln!(
             "reanimator: no system call could be salvaged from {} (a recorder killed within \
-             about a second of starting writes none to the file)",
+             a tenth of a second of starting writes none to the file)",
             args.trace.display()
         );
         return Ok(ExitCode::FAILURE);

@@ -19,8 +19,8 @@ use reanimator_record::{
     clear_stop_request, discard_stopped, exit_status, files_open_at_start, fork_stopped,
     keep_messages_out_of, now_ns, process_start, read_mem, say, signal_sender, spawned_start,
     status, stop_requested, task_ids, touched_paths, watch_stop_signals, with_writer_thread,
-    CaptureCounts, Captures, ChildSetup, DataPolicy, Error, LeftBehind, RecordSummary, SavedState,
-    Sink, SnapshotPolicy, Status, Target, CAPTURE_MAX,
+    CaptureCounts, Captures, ChildSetup, DataPolicy, Error, FlushClock, LeftBehind, RecordSummary,
+    SavedState, Sink, SnapshotPolicy, Status, Target, CAPTURE_MAX,
 };
 use reanimator_trace::{
     CaptureHead, CaptureStatus, ExitStatus, Loss, ProcessExit, ProcessStart, Record, Role,
@@ -44,8 +44,6 @@ const POLL: Duration = Duration::from_micros(500);
 /// the ring to the mark meanwhile is stopped, as always).
 const POLL_IDLE: Duration = Duration::from_millis(8);
 const IDLE_AFTER: Duration = Duration::from_millis(100);
-/// How often pending frames are written out.
-const FLUSH_EVERY: Duration = Duration::from_secs(1);
 /// How often, once the command has ended, tasks that vanished without an
 /// exit record are looked for in /proc (they would keep the recorder
 /// waiting forever).
@@ -707,7 +705,7 @@ impl<'s> Recorder<'s, '_, '_> {
         let ring = builder.build().map_err(bpf("ring buffer"))?;
         let mut stops_seen = 0;
         let mut resume_owed = false;
-        let mut last_flush = Instant::now();
+        let mut flushes = FlushClock::new();
         let mut last_prune = Instant::now();
         let mut root_done = root.is_none();
         let mut left_behind = LeftBehind::default();
@@ -783,9 +781,8 @@ impl<'s> Recorder<'s, '_, '_> {
                     None => Ok(()),
                 };
             }
-            if last_flush.elapsed() >= FLUSH_EVERY {
+            if flushes.due() {
                 me.sink.flush()?;
-                last_flush = Instant::now();
             }
             // Wait one poll interval, releasing the calls the gate holds.
             let poll = if last_record.get().elapsed() < IDLE_AFTER {

@@ -33,8 +33,8 @@ use reanimator_record::{
     clear_stop_request, discard_stopped, exit_status, files_open_at_start, fork_stopped,
     install_handler, keep_messages_out_of, now_ns, process_start, signal_sender, spawned_start,
     stop_requested, take_refused_reads, task_ids, touched_paths, watch_stop_signals,
-    with_writer_thread, CaptureCounts, Captures, DataPolicy, Error, LeftBehind, RecordSummary,
-    SavedState, Sink, Target,
+    with_writer_thread, CaptureCounts, Captures, DataPolicy, Error, FlushClock, LeftBehind,
+    RecordSummary, SavedState, Sink, Target,
 };
 
 use crate::capture::{capture, CallView};
@@ -50,9 +50,6 @@ const OPTIONS: libc::c_int = libc::PTRACE_O_TRACESYSGOOD
     | libc::PTRACE_O_TRACEVFORK
     | libc::PTRACE_O_TRACEEXEC
     | libc::PTRACE_O_TRACEEXIT;
-
-/// How often pending frames are written out while tracees are idle.
-const FLUSH_EVERY: Duration = Duration::from_secs(1);
 
 /// How often a tracer wakes up however idle its tasks are.
 const TICK: Duration = Duration::from_millis(250);
@@ -480,7 +477,7 @@ struct Tracer<'a, 's, 'q> {
     /// SIGTERM ended a spawned command's recording: its tasks are killed.
     killing: bool,
     left_behind: LeftBehind,
-    last_flush: Instant,
+    flushes: FlushClock,
 }
 
 impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
@@ -495,7 +492,7 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
             held: Vec::new(),
             killing: false,
             left_behind: LeftBehind::default(),
-            last_flush: Instant::now(),
+            flushes: FlushClock::new(),
         }
     }
 
@@ -712,7 +709,7 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                 return Ok(());
             }
             self.shared.renudge(self.id);
-            if self.last_flush.elapsed() >= FLUSH_EVERY {
+            if self.flushes.due() {
                 let mut c = self.shared.lock();
                 c.sink.flush()?;
                 if self.id == 0 {
@@ -721,7 +718,6 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
                     let live = self.shared.live.load(Ordering::Acquire);
                     self.left_behind.tick(ended.then_some(live));
                 }
-                self.last_flush = Instant::now();
             }
             let (pid, status) = match sys::wait_any() {
                 Ok(Some(x)) => x,

@@ -32,7 +32,7 @@ use reanimator_catalogue as catalogue;
 pub use reanimator_fsstate::SnapshotPolicy;
 use reanimator_fsstate::{join, Need};
 use reanimator_trace::{CaptureHead, ExitStatus};
-pub use sink::{with_writer_thread, Sink};
+pub use sink::{with_writer_thread, FlushClock, Sink};
 
 /// Largest single capture, whatever the policy: a bound on the recorder's
 /// memory. Larger buffers are captured up to here and marked truncated.

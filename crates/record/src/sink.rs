@@ -11,6 +11,7 @@ use std::io::Write;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::time::{Duration, Instant};
 
 use reanimator_trace::{CaptureHead, Record, SyscallHead, Writer};
 
@@ -126,6 +127,46 @@ impl Sink<'_> {
     }
 }
 
+/// When a recorder writes out what it holds: a recorder killed with
+/// SIGKILL leaves a trace up to its last flush. Flushes come every
+/// second, and more often at the start (0.1, 0.3, 0.7 and 1.5 s after
+/// it), so that a short recording killed early still leaves its first
+/// calls.
+pub struct FlushClock {
+    last: Instant,
+    interval: Duration,
+}
+
+impl FlushClock {
+    /// The longest time between two flushes.
+    pub const EVERY: Duration = Duration::from_secs(1);
+    const FIRST: Duration = Duration::from_millis(100);
+
+    /// A clock whose first flush is due shortly.
+    pub fn new() -> Self {
+        FlushClock {
+            last: Instant::now(),
+            interval: Self::FIRST,
+        }
+    }
+
+    /// True (and the next flush scheduled) when a flush is due.
+    pub fn due(&mut self) -> bool {
+        if self.last.elapsed() < self.interval {
+            return false;
+        }
+        self.last = Instant::now();
+        self.interval = (self.interval * 2).min(Self::EVERY);
+        true
+    }
+}
+
+impl Default for FlushClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// Runs `tracer` with a [`Sink`] whose batches a second thread writes to
 /// `writer`. The writer thread starts before `tracer` runs, so it keeps
 /// the process's full CPU set even if the tracer then pins itself.
@@ -214,5 +255,24 @@ fn block_all_signals() {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&mut set);
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Flushes come 0.1, 0.2, 0.4 and 0.8 s apart, then every second.
+    #[test]
+    fn flushes_come_sooner_at_the_start() {
+        let mut clock = FlushClock::new();
+        let mut intervals = Vec::new();
+        for _ in 0..6 {
+            intervals.push(clock.interval.as_millis());
+            clock.last -= clock.interval;
+            assert!(clock.due());
+            assert!(!clock.due(), "not due again at once");
+        }
+        assert_eq!(intervals, [100, 200, 400, 800, 1000, 1000]);
     }
 }
