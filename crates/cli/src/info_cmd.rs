@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use reanimator_trace::{
-    ContentNote, EndSummary, PathPhase, ReadOptions, Reader, Record, TraceMeta,
+    ContentNote, EndSummary, ErrorKind, PathPhase, ReadOptions, Reader, Record, TraceMeta,
 };
 use serde_json::json;
 
@@ -71,6 +71,7 @@ pub fn run(args: &InfoArgs) -> Result<ExitCode> {
     let (major, minor) = reader.version();
     let end = reader.end().cloned();
     let syscalls = reader.counts().passed_syscalls;
+    let unknown = reader.counts().skipped_unknown;
     if args.json {
         let v = json!({
             "file": args.trace.display().to_string(),
@@ -80,8 +81,9 @@ pub fn run(args: &InfoArgs) -> Result<ExitCode> {
             "complete": result.is_ok() && end.is_some(),
             "end": end,
             "read": {
-                "records": c.records + syscalls,
+                "records": c.records + syscalls + unknown,
                 "syscalls": syscalls,
+                "unknown_kinds_skipped": unknown,
                 "processes": c.processes,
                 "threads": c.threads,
                 "paths_before": c.paths_before,
@@ -106,9 +108,21 @@ pub fn run(args: &InfoArgs) -> Result<ExitCode> {
         )?;
         print_meta(reader.meta())?;
         print_contents(&c, syscalls, end.as_ref(), size, result.as_ref().err())?;
+        if unknown > 0 {
+            field(
+                "skipped",
+                format!(
+                    "{} of kinds this version does not know (written by a newer reanimator)",
+                    crate::counted(unknown, "record", "records")
+                ),
+            )?;
+        }
     }
     match result {
         Ok(()) => Ok(ExitCode::SUCCESS),
+        // The reader's message already names `recover` when the trace is
+        // only unfinished.
+        Err(e) if matches!(e.kind(), ErrorKind::MissingEnd) => Err(e.into()),
         Err(e) => Err(anyhow::anyhow!(
             "{e}; `reanimator recover -o NEW {}` salvages what the trace holds",
             args.trace.display()

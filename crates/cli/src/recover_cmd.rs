@@ -65,11 +65,16 @@ pub fn run(args: &RecoverArgs) -> Result<ExitCode> {
         report.frames_kept
     );
     if report.regions_skipped > 0 || report.buffers_lost > 0 || !report.damage.is_empty() {
+        // A damaged frame header, or a file cut short, says nothing of
+        // how many records it held.
+        let records = match report.records_lost {
+            0 if report.regions_skipped > 0 => "records lost: unknown".to_string(),
+            n => format!("at least {n} records lost"),
+        };
         outln!(
-            "  damaged: {} region(s), {} bytes skipped, at least {} records lost, {} buffers lost",
+            "  damaged: {} region(s), {} bytes skipped, {records}, {} buffers lost",
             report.regions_skipped,
             report.bytes_skipped,
-            report.records_lost,
             report.buffers_lost
         );
     } else {
@@ -93,8 +98,9 @@ pub fn run(args: &RecoverArgs) -> Result<ExitCode> {
         // file 0.1 s after it starts, then at least once a second) leaves
         // nothing: a failure, said.
         errln!(
-            "reanimator: no system call could be salvaged from {} (a recorder killed within \
-             a tenth of a second of starting writes none to the file)",
+            "reanimator: no system call could be salvaged from {} (no records frame is intact: \
+             a recorder killed within a tenth of a second of starting writes none, or the file \
+             was cut short)",
             args.trace.display()
         );
         return Ok(ExitCode::FAILURE);

@@ -284,6 +284,11 @@ pub(crate) fn next_record(
             TAG_PATH_STATE => decode_path_state(&mut b, d),
             TAG_PATH_DATA => decode_path_data(&mut b, d, resolve)?,
             _ => {
+                // Its delta prefix still moves the frame's sequence and
+                // time (every record has one): the next record's deltas
+                // count from it.
+                d.get_seq_time(&mut b)
+                    .ok_or_else(|| Error::corrupt(format!("malformed record (tag {tag})")))?;
                 *skipped += 1;
                 continue;
             }
@@ -728,6 +733,30 @@ mod tests {
             Record::PathState(p) => Some(p),
             _ => None,
         }
+    }
+
+    /// A record of a kind this reader does not know still moves the
+    /// frame's sequence and time: the record after it decodes with them.
+    #[test]
+    fn unknown_records_are_skipped_with_their_deltas() {
+        let mut payload = Vec::new();
+        let mut written = Delta::default();
+        let mut unknown = Vec::new();
+        written.put_seq_time(&mut unknown, 100_000, 12);
+        unknown.extend_from_slice(b"a later minor's fields");
+        payload.push(99);
+        crate::varint::put_bytes(&mut payload, &unknown);
+        let state = after_state(None);
+        let mut body = Vec::new();
+        let tag = put_record_body(&mut body, &mut written, &Record::PathState(state.clone()));
+        payload.push(tag);
+        crate::varint::put_bytes(&mut payload, &body);
+
+        let mut c = Cursor::new(&payload);
+        let (mut read, mut skipped) = (Delta::default(), 0);
+        let rec = next_record(&mut c, &mut read, &mut |_, _| Ok(None), &mut skipped, None);
+        assert_eq!(rec.unwrap(), Some(Record::PathState(state)));
+        assert_eq!(skipped, 1);
     }
 
     /// A piece sum (1.2) rides in a trailing field: without it (what a 1.1

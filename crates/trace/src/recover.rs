@@ -32,7 +32,8 @@ pub struct RecoverReport {
     /// Records the damaged frames' headers said they held (a lower bound
     /// of what was lost: a header itself damaged says nothing).
     pub records_lost: u64,
-    /// Captures whose buffer data was in a lost blob frame.
+    /// Captures whose buffer data was in a lost blob frame: system calls'
+    /// buffers and pieces of files' initial contents alike.
     pub buffers_lost: u64,
     /// Whether the input had an intact end record (it was finished).
     pub had_end: bool,
@@ -197,17 +198,22 @@ fn recover_into(
                 loop {
                     match codec::next_record(&mut c, &mut delta, &mut resolve, &mut skipped, None) {
                         Ok(Some(mut r)) => {
-                            if let Record::Syscall(e) = &mut r {
-                                for cap in &mut e.captures {
-                                    if cap.data.is_none()
-                                        && cap.captured > 0
-                                        && cap.status != CaptureStatus::Lost
-                                    {
-                                        cap.status = CaptureStatus::Lost;
-                                        lost_here += 1;
-                                    }
+                            let captures = match &mut r {
+                                Record::Syscall(e) => {
+                                    report.syscalls += 1;
+                                    e.captures.as_mut_slice()
                                 }
-                                report.syscalls += 1;
+                                Record::PathData(d) => std::slice::from_mut(&mut d.data),
+                                _ => &mut [],
+                            };
+                            for cap in captures {
+                                if cap.data.is_none()
+                                    && cap.captured > 0
+                                    && cap.status != CaptureStatus::Lost
+                                {
+                                    cap.status = CaptureStatus::Lost;
+                                    lost_here += 1;
+                                }
                             }
                             last_seq = last_seq.max(r.seq());
                             last_time = last_time.max(r.time_ns());

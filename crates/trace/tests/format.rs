@@ -803,22 +803,70 @@ fn a_damaged_blob_frame_marks_its_buffers_lost() {
     assert_eq!(report.regions_skipped, 1);
     let (salvaged, err) = read_all(&out, true);
     assert!(err.is_none(), "{err:?}");
-    let lost = salvaged
+    // System calls' buffers and pieces of initial file contents alike.
+    let captures: Vec<&Capture> = salvaged
         .iter()
-        .filter_map(|r| {
-            if let Record::Syscall(e) = r {
-                Some(e)
-            } else {
-                None
-            }
+        .flat_map(|r| match r {
+            Record::Syscall(e) => e.captures.iter().collect(),
+            Record::PathData(d) => vec![&d.data],
+            _ => Vec::new(),
         })
-        .flat_map(|e| &e.captures)
+        .collect();
+    let lost = captures
+        .iter()
         .filter(|c| c.status == CaptureStatus::Lost)
         .count() as u64;
     assert_eq!(lost, report.buffers_lost);
+    assert!(
+        captures
+            .iter()
+            .all(|c| c.data.is_some() || c.captured == 0 || c.status == CaptureStatus::Lost),
+        "every capture without its bytes is marked lost"
+    );
+
     assert!(salvaged
         .iter()
         .any(|r| matches!(r, Record::Loss(l) if l.reason.starts_with("recover"))));
+}
+
+/// A piece of a file's initial contents whose blob frame was lost is
+/// marked lost too, not left looking complete with no bytes (replay then
+/// wrote nothing there and blamed the final state).
+#[test]
+fn a_damaged_blob_frame_marks_lost_file_contents() {
+    let (dir, path) = temp();
+    let piece = |seq, byte| {
+        Record::PathData(PathData {
+            seq,
+            time_ns: 1000 + seq,
+            path: b"/lib/libx.so".to_vec(),
+            offset: 0,
+            data: capture(0, Role::Entry, 0, vec![byte; 70_000]),
+        })
+    };
+    let records = vec![piece(1, 1), piece(2, 2)];
+    write_trace(&path, &records, small_frames());
+    let mut bytes = std::fs::read(&path).unwrap();
+    let off = frame_offsets(&bytes)
+        .into_iter()
+        .find(|&o| bytes[o + 4] == FrameKind::Blobs.code())
+        .unwrap();
+    bytes[off + FRAME_HEADER_LEN + 3] ^= 0xff;
+    let bad = dir.path().join("bad.rtr");
+    std::fs::write(&bad, &bytes).unwrap();
+    let out = dir.path().join("out.rtr");
+    let report = recover(&bad, &out, WriterOptions::default()).unwrap();
+    let (salvaged, err) = read_all(&out, true);
+    assert!(err.is_none(), "{err:?}");
+    let statuses: Vec<_> = salvaged
+        .iter()
+        .filter_map(|r| match r {
+            Record::PathData(d) => Some((d.seq, d.data.status, d.data.data.is_some())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(statuses[0], (1, CaptureStatus::Lost, false), "{statuses:?}");
+    assert_eq!(report.buffers_lost, 1, "{report:?}");
 }
 
 /// Records the crash-test child writes over and over.
