@@ -1856,6 +1856,50 @@ fn output_redirected_into_a_file_the_command_names_replays_clean() {
     }
 }
 
+/// `> log 2>&1`: the command's stdout and stderr are one open file
+/// description, so their writes share one offset. Replay shares it too;
+/// before 2026-11-29 it opened the file once per descriptor and the
+/// writes through each overwrote the other's (`err1` gone, the final
+/// state differing).
+#[test]
+fn stdout_and_stderr_into_one_file_share_its_offset() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let trace = tmp.path().join("t.rtr");
+    for backend in ["ptrace", "auto"] {
+        let script = format!(
+            "{} record --force --backend {backend} -o {} -- \
+             sh -c 'echo out1; echo err1 >&2; echo out2; head -c 99 both.log > /dev/null' > both.log 2>&1",
+            bin(),
+            trace.display(),
+        );
+        let rec = output_within(
+            Command::new("sh").current_dir(&work).args(["-c", &script]),
+            Duration::from_secs(300),
+        );
+        assert!(rec.status.success(), "{backend}: {}", show(&rec));
+        let out = Command::new(bin())
+            .args(["dump", "--json"])
+            .arg(&trace)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(r#""same_as":1"#), "{backend}:\n{text}");
+        let root = tmp.path().join("root");
+        let _ = std::fs::remove_dir_all(&root);
+        replay_clean_at(&root, &trace, &[]);
+        let replayed =
+            std::fs::read(root.join(work.strip_prefix("/").unwrap()).join("both.log")).unwrap();
+        // The recorder's own summary follows in the real file.
+        assert_eq!(
+            String::from_utf8_lossy(&replayed),
+            "out1\nerr1\nout2\n",
+            "{backend}"
+        );
+    }
+}
+
 /// Starts `reanimator record --backend ptrace -o TRACE -p PID` and waits
 /// (up to a minute) for its first line, which says it attaches. Returns
 /// the recorder, that line, and a thread that collects the rest of its

@@ -113,11 +113,47 @@ fn fds(pid: i32) -> Vec<FdInfo> {
                     .unwrap_or(0),
                 offset: field("pos:").and_then(|v| v.parse().ok()).unwrap_or(0),
                 target: link(format!("/proc/{pid}/fd/{fd}")),
+                same_as: None,
             }
         })
         .collect();
     out.sort_by_key(|f| f.fd);
+    note_shared_descriptions(pid, &mut out);
     out
+}
+
+/// Marks each descriptor that shares its open file description with a
+/// lower one (`> log 2>&1`), which replay must then share too, or the
+/// two would write over each other at separate offsets. Only descriptors
+/// on the same target can share one, so only those are compared
+/// (`kcmp`); where the kernel cannot compare, none is marked.
+fn note_shared_descriptions(pid: i32, fds: &mut [FdInfo]) {
+    for i in 1..fds.len() {
+        let same_as = fds[..i]
+            .iter()
+            .filter(|f| f.same_as.is_none() && f.target == fds[i].target)
+            .find(|f| same_description(pid, f.fd, fds[i].fd))
+            .map(|f| f.fd);
+        fds[i].same_as = same_as;
+    }
+}
+
+/// True when descriptors `a` and `b` of `pid` are one open file
+/// description (`kcmp(KCMP_FILE)`).
+fn same_description(pid: i32, a: i32, b: i32) -> bool {
+    const KCMP_FILE: libc::c_long = 0;
+    // SAFETY: kcmp only compares kernel objects; it reads no memory of ours.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_kcmp,
+            libc::c_long::from(pid),
+            libc::c_long::from(pid),
+            KCMP_FILE,
+            libc::c_long::from(a),
+            libc::c_long::from(b),
+        )
+    };
+    r == 0
 }
 
 /// The thread ids of process `pid`, for attaching to all of them.

@@ -843,11 +843,13 @@ pub fn replay(
                                 .get(&p.tgid)
                                 .and_then(WeakProc::upgrade);
                             let proc = existing.unwrap_or_else(|| {
-                                let fds = p
-                                    .fds
-                                    .iter()
-                                    .map(|f| (f.fd, FdEntry::inherited(root, p.cause, f)));
-                                Proc::initial(fds, p.cwd.clone(), p.umask, Some(creds_of(&p)))
+                                let fds = FdEntry::inherited_table(root, p.cause, &p.fds);
+                                Proc::initial(
+                                    fds.into_iter(),
+                                    p.cwd.clone(),
+                                    p.umask,
+                                    Some(creds_of(&p)),
+                                )
                             });
                             lock(&shared.latest).insert(p.tgid, proc.downgrade());
                             Start::Ready(proc)

@@ -300,6 +300,31 @@ impl FdEntry {
         }
     }
 
+    /// The table of a process when the recorder began following it:
+    /// [`FdEntry::inherited`] for each descriptor, except that one the
+    /// trace says shares its description with a lower one (`> log 2>&1`)
+    /// is a copy of that one's entry, as `dup` makes, so the two write at
+    /// one offset as they did.
+    pub fn inherited_table(root: &Root, start: StartCause, fds: &[FdInfo]) -> Vec<(i32, Self)> {
+        let mut table: Vec<(i32, Self)> = Vec::with_capacity(fds.len());
+        for f in fds {
+            let shared = f
+                .same_as
+                .and_then(|lower| table.iter().find(|(fd, _)| *fd == lower));
+            let entry = match shared {
+                Some((_, e)) => FdEntry {
+                    cloexec: f.flags as i32 & libc::O_CLOEXEC != 0,
+                    listing: None,
+                    displaced: None,
+                    ..e.clone()
+                },
+                None => FdEntry::inherited(root, start, f),
+            };
+            table.push((f.fd, entry));
+        }
+        table
+    }
+
     /// An entry whose calls are simulated.
     pub fn simulated(path: Vec<u8>, cloexec: bool) -> Self {
         FdEntry {

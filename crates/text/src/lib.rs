@@ -725,7 +725,14 @@ impl Renderer {
                 let fds: Vec<Value> = p
                     .fds
                     .iter()
-                    .map(|f| json!({"fd": f.fd, "flags": f.flags, "offset": f.offset, "target": s(&f.target)}))
+                    .map(|f| {
+                        let mut o = json!({"fd": f.fd, "flags": f.flags, "offset": f.offset, "target": s(&f.target)});
+                        if let Some(lower) = f.same_as {
+                            // Shares descriptor `lower`'s open file description.
+                            o["same_as"] = json!(lower);
+                        }
+                        o
+                    })
                     .collect();
                 o.insert("fds".into(), Value::Array(fds));
             }

@@ -206,6 +206,19 @@ pub(crate) fn put_record_body(buf: &mut Vec<u8>, d: &mut Delta, r: &Record) -> u
                 for &g in groups {
                     put(buf, g.into());
                 }
+                // Trailing (1.5), after the groups it needs to be placed.
+                let shared: Vec<(i32, i32)> = p
+                    .fds
+                    .iter()
+                    .filter_map(|f| Some((f.fd, f.same_as?)))
+                    .collect();
+                if !shared.is_empty() {
+                    put(buf, shared.len() as u64);
+                    for (fd, same_as) in shared {
+                        put_signed(buf, fd.into());
+                        put_signed(buf, same_as.into());
+                    }
+                }
             }
             TAG_PROCESS_START
         }
@@ -465,6 +478,7 @@ fn decode_start(b: &mut Cursor<'_>, d: &mut Delta) -> Option<Record> {
             flags,
             offset,
             target,
+            same_as: None,
         });
     }
     // Trailing (format 1.3): absent, the trace does not say.
@@ -478,6 +492,17 @@ fn decode_start(b: &mut Cursor<'_>, d: &mut Delta) -> Option<Record> {
         }
         Some(groups)
     };
+    // Trailing (format 1.5): descriptors sharing a description.
+    if !b.is_empty() {
+        let n = b.get()?;
+        for _ in 0..n {
+            let fd = i32::try_from(b.get_signed()?).ok()?;
+            let same_as = i32::try_from(b.get_signed()?).ok()?;
+            if let Some(f) = fds.iter_mut().find(|f| f.fd == fd) {
+                f.same_as = Some(same_as);
+            }
+        }
+    }
     Some(Record::ProcessStart(ProcessStart {
         seq,
         time_ns,

@@ -67,4 +67,4 @@ pub use writer::{same_file, SyscallWriter, Writer, WriterOptions};
 pub const FORMAT_MAJOR: u16 = 1;
 /// Minor format version: later minors only add skippable frames, record
 /// tags and trailing fields, so every 1.x reader reads every 1.y file.
-pub const FORMAT_MINOR: u16 = 4;
+pub const FORMAT_MINOR: u16 = 5;

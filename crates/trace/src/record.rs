@@ -324,6 +324,11 @@ pub struct FdInfo {
     /// What it points to (`/proc/PID/fd/N` link text: a path, `pipe:[N]`,
     /// `socket:[N]`, ...).
     pub target: Vec<u8>,
+    /// The lowest descriptor of the same start record that shares this
+    /// one's open file description, and so its offset (`> log 2>&1`: 2
+    /// is the same as 1), from format 1.5; `None` when it has its own or
+    /// the trace does not say.
+    pub same_as: Option<i32>,
 }
 
 /// A process or thread that ended.
