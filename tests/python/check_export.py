@@ -58,7 +58,7 @@ def main():
     types = {f.name: str(f.type) for f in table.schema}
     for col, ty in [("seq", "uint64"), ("tgid", "uint32"), ("name", "string"),
                     ("ret", "int64"), ("duration_ns", "uint64"),
-                    ("timestamp", "timestamp[ns, tz=+00:00]"), ("bytes_read", "uint64")]:
+                    ("timestamp", "timestamp[us, tz=+00:00]"), ("bytes_read", "uint64")]:
         if types.get(col) != ty:
             fail(f"events.{col} is {types.get(col)}, want {ty}")
     if table.num_rows != stats["totals"]["calls"]:

@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use arrow_array::builder::{
     BinaryBuilder, BooleanBuilder, Int32Builder, Int64Builder, StringBuilder,
-    TimestampNanosecondBuilder, UInt32Builder, UInt64Builder, UInt8Builder,
+    TimestampMicrosecondBuilder, UInt32Builder, UInt64Builder, UInt8Builder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
@@ -117,7 +117,9 @@ pub fn events_schema() -> SchemaRef {
         field("rel_ns", UInt64, false),
         field(
             "timestamp",
-            Timestamp(TimeUnit::Nanosecond, Some(UTC.into())),
+            // Microseconds: Spark refuses nanosecond timestamps unless told
+            // to read them as plain integers; time_ns keeps every digit.
+            Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
             false,
         ),
         field("exit_ns", UInt64, true),
@@ -193,7 +195,7 @@ struct Events {
     seq: UInt64Builder,
     time_ns: UInt64Builder,
     rel_ns: UInt64Builder,
-    timestamp: TimestampNanosecondBuilder,
+    timestamp: TimestampMicrosecondBuilder,
     exit_ns: UInt64Builder,
     duration_ns: UInt64Builder,
     tgid: UInt32Builder,
@@ -221,7 +223,7 @@ impl Events {
             seq: UInt64Builder::with_capacity(BATCH_ROWS),
             time_ns: UInt64Builder::with_capacity(BATCH_ROWS),
             rel_ns: UInt64Builder::with_capacity(BATCH_ROWS),
-            timestamp: TimestampNanosecondBuilder::with_capacity(BATCH_ROWS).with_timezone(UTC),
+            timestamp: TimestampMicrosecondBuilder::with_capacity(BATCH_ROWS).with_timezone(UTC),
             exit_ns: UInt64Builder::with_capacity(BATCH_ROWS),
             duration_ns: UInt64Builder::with_capacity(BATCH_ROWS),
             tgid: UInt32Builder::with_capacity(BATCH_ROWS),
@@ -249,7 +251,7 @@ impl Events {
         self.time_ns.append_value(e.enter_ns);
         self.rel_ns.append_value(e.enter_ns.saturating_sub(start));
         self.timestamp
-            .append_value(clock.to_realtime(e.enter_ns).min(i64::MAX as u64) as i64);
+            .append_value((clock.to_realtime(e.enter_ns) / 1000).min(i64::MAX as u64) as i64);
         self.exit_ns.append_option(e.exit.map(|x| x.exit_ns));
         self.duration_ns.append_option(e.duration_ns());
         self.tgid.append_value(e.tgid);
