@@ -13,6 +13,9 @@
 //!   the directory descriptor), to its descriptor argument's path (`dup*`,
 //!   `accept*`), or to `<name>` for descriptors with no path (`<socket>`,
 //!   `<eventfd2>`); `pipe`/`socketpair` map both new descriptors;
+//! - a call with an empty path relative to a descriptor (`AT_EMPTY_PATH`:
+//!   glibc's `fstat`) is about that descriptor's path or label; a
+//!   relative path under a label is about none;
 //! - `close` forgets a descriptor; `chdir`/`fchdir` move the working
 //!   directory;
 //! - a Linux AIO `io_submit` is about the path of its requests'
@@ -111,15 +114,22 @@ impl PathTracker {
         let path: Option<PathName> = if let Some(i) = info.path {
             e.capture(i, Role::Entry)
                 .and_then(|c| c.data.as_deref())
-                .map(|rel| {
+                .and_then(|rel| {
                     let base = match info.dirfd.map(arg_fd) {
                         Some(fd) if fd != AT_FDCWD => proc.fds.get(&fd),
                         _ => proc.cwd.as_ref(),
                     };
                     match base {
-                        Some(base) => join(base, rel).into(),
-                        None if rel.first() == Some(&b'/') => join(b"/", rel).into(),
-                        None => rel.into(),
+                        // An empty path (`AT_EMPTY_PATH`) is the
+                        // descriptor itself: a file, or a pipe's label.
+                        Some(base) if rel.is_empty() => Some(Arc::clone(base)),
+                        // A label (`<pipe2>`, `pipe:[N]`) is no directory.
+                        Some(base) if base.first() != Some(&b'/') && rel.first() != Some(&b'/') => {
+                            None
+                        }
+                        Some(base) => Some(join(base, rel).into()),
+                        None if rel.first() == Some(&b'/') => Some(join(b"/", rel).into()),
+                        None => Some(rel.into()),
                     }
                 })
         } else if let Some((arg, io)) = info.aio {
@@ -317,6 +327,27 @@ mod tests {
             seen(&mut t, call(nr("read"), [5, 0, 1, 0, 0, 0], 1, vec![])).as_deref(),
             Some("<pipe2>")
         );
+        // fstat as glibc makes it: `newfstatat(fd, "", AT_EMPTY_PATH)`.
+        let empty_path = |fd: u64| {
+            call(
+                nr("newfstatat"),
+                [fd, 0, 0, 0x1000, 0, 0],
+                0,
+                vec![cap(1, Role::Entry, b"")],
+            )
+        };
+        assert_eq!(seen(&mut t, empty_path(5)).as_deref(), Some("<pipe2>"));
+        assert_eq!(
+            seen(&mut t, empty_path(7)).as_deref(),
+            Some("/work/db/x.log")
+        );
+        let under_a_pipe = call(
+            nr("openat"),
+            [5, 0, 0, 0, 0, 0],
+            -20,
+            vec![cap(1, Role::Entry, b"x")],
+        );
+        assert_eq!(seen(&mut t, under_a_pipe), None);
         t.observe(&call(
             nr("chdir"),
             [0; 6],
