@@ -11,7 +11,9 @@ use reanimator_catalogue::{self as catalogue, Group};
 pub struct CatalogueArgs {
     /// Show only these calls: names, numbers, or groups like `%file`
     /// (file, desc, process, network, memory, signal, ipc, creds, clock,
-    /// stat).
+    /// stat; and those that set how replay treats a call: nofollow, aio,
+    /// query, reread, cursor, see docs/REPLAY.md). The same names work in
+    /// every command's `--call`.
     pub filter: Vec<String>,
     /// Show only calls whose arguments are decoded.
     #[arg(long)]
@@ -62,4 +64,25 @@ fn group_list() -> String {
         .map(|(n, _)| format!("%{n}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[derive(clap::Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: CatalogueArgs,
+    }
+
+    /// Every group `--call` and `catalogue` accept is named in the help.
+    #[test]
+    fn the_help_names_every_group() {
+        let help = Wrapper::command().render_long_help().to_string();
+        for (name, _) in Group::NAMES {
+            assert!(help.contains(name), "{name} missing from:\n{help}");
+        }
+    }
 }

@@ -43,9 +43,11 @@ pub struct ReplayArgs {
     #[arg(long, conflicts_with = "root")]
     pub in_place: bool,
     /// Prepare into a non-empty ROOT: recorded initial states overwrite
-    /// what is there and paths that did not exist are removed (a directory
-    /// in the way of a file or link with everything in it; replay says how
-    /// many). Never `/`.
+    /// what is there, and paths the recording found absent are removed (a
+    /// directory in the way of a file or link with everything in it;
+    /// replay says how many). Paths the trace never names stay, and a
+    /// directory the program lists then shows them (a mismatch). Never
+    /// `/`.
     #[arg(long, conflicts_with = "in_place")]
     pub replace: bool,
     /// What to compare: nothing, return values and errnos, or also every

@@ -82,6 +82,9 @@ pub(crate) struct Thread<'a> {
     pub verify: Verify,
     pub owners: Owners,
     pub birth: Birth<'a>,
+    /// Whether replay is to stop (Ctrl-C, an abort): a pipe call waiting
+    /// for data gives up at once rather than after [`STALL`].
+    pub stopping: &'a dyn Fn() -> bool,
     /// Calls finished by all replay threads: a pipe call that cannot go
     /// on while this stands still is waiting for something that will
     /// never come.
@@ -1684,6 +1687,9 @@ impl Thread<'_> {
         if ready.is_some() {
             return Ok(());
         }
+        if (self.stopping)() {
+            return Err("replay stopped while it waited for the pipe: not issued".into());
+        }
         let waited = limit();
         self.stalls.fetch_add(1, Ordering::Relaxed);
         let holders = match read {
@@ -1751,6 +1757,9 @@ impl Thread<'_> {
         loop {
             if let Some(x) = attempt() {
                 return Some(x);
+            }
+            if (self.stopping)() {
+                return None;
             }
             let now = self.progress.load(Ordering::Relaxed);
             if now != seen {

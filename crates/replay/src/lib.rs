@@ -993,6 +993,7 @@ fn thread_main(
         verify: shared.opts.verify,
         owners: shared.owners.clone(),
         birth: &birth,
+        stopping: &|| shared.stopping(),
         progress: &shared.progress.calls,
         stalls: &shared.stalls,
         rings: &shared.rings,
@@ -1023,7 +1024,7 @@ fn thread_main(
                         let description = th.proc.description(&ev, ev.args[0] as i32);
                         shared.order.resolve(&ticket, description);
                     }
-                    if shared.abort.load(Ordering::Relaxed) || !wait(shared, &ticket) {
+                    if shared.stopping() || !wait(shared, &ticket) {
                         shared.order.done(&ticket);
                         continue;
                     }

@@ -170,11 +170,16 @@ pub(crate) fn structure(
     }
 }
 
-/// A field in decimal: sizes as one 64-bit number, others as their
-/// 32-bit little-endian words joined by `:` (uid:gid).
+/// A field as `ls` and `stat` show it: sizes as one 64-bit number in
+/// decimal, modes in octal (`0100644`), others as their 32-bit
+/// little-endian words in decimal joined by `:` (uid:gid).
 fn le(name: &str, b: &[u8]) -> String {
     if let (true, Ok(word)) = (name == "size", <[u8; 8]>::try_from(b)) {
         return u64::from_le_bytes(word).to_string();
+    }
+    if name == "mode" {
+        let mode = b.iter().rev().fold(0u32, |v, &x| (v << 8) | u32::from(x));
+        return format!("0{mode:o}");
     }
     let words: Vec<String> = b
         .chunks(4)
@@ -252,4 +257,20 @@ pub(crate) fn name_list(expected: &[u8], got: &[u8]) -> Option<Mismatch> {
         v
     };
     (split(expected) != split(got)).then(|| "attribute name list differs".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Modes read as `stat` prints them; owners and sizes in decimal.
+    #[test]
+    fn fields_read_as_stat_prints_them() {
+        assert_eq!(le("mode", &0o100644u32.to_le_bytes()), "0100644");
+        assert_eq!(le("mode", &0o20640u16.to_le_bytes()), "020640");
+        let mut owner = 1000u32.to_le_bytes().to_vec();
+        owner.extend(100u32.to_le_bytes());
+        assert_eq!(le("owner", &owner), "1000:100");
+        assert_eq!(le("size", &4096u64.to_le_bytes()), "4096");
+    }
 }

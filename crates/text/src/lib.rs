@@ -301,11 +301,15 @@ impl Renderer {
         s
     }
 
-    /// A capture's bytes quoted; one the recorder could not read at all
-    /// says so, since `""` would pass for an empty string.
+    /// A capture's bytes quoted; one the recorder could not read at all,
+    /// or did not capture by policy (`--data none`), says so, since `""`
+    /// would pass for an empty string.
     fn capture_text(&self, c: &Capture) -> String {
         match (&c.data, c.status) {
             (Some(d), CaptureStatus::Unreadable) if d.is_empty() => "<unreadable>".into(),
+            (Some(d), CaptureStatus::Skipped) if d.is_empty() => {
+                format!("<{} bytes not captured>", c.len)
+            }
             (Some(d), _) => self.quote(d, c.len),
             (None, CaptureStatus::Complete) => format!("<{} bytes>", c.captured),
             (None, status) => format!("<{} bytes {}>", c.len, status.name()),
