@@ -261,6 +261,14 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
             a.trace.display()
         );
     }
+    if let Some(data) = meta.options.get("data").filter(|d| *d != "all") {
+        errln!(
+            "reanimator: warning: {} was recorded with --data {data}: the bytes it did not \
+             capture cannot be written again (files written with them will differ) nor \
+             compared",
+            a.trace.display()
+        );
+    }
     if let Some(t) = &a.timings {
         check_timings(t, &a.trace, a.force)?;
     }
@@ -383,6 +391,20 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
     }
     for note in &report.prepare_notes {
         errln!("prepare: {note}");
+    }
+    if !report.tally.not_compared.is_empty() {
+        let total: u64 = report.tally.not_compared.values().sum();
+        let list: Vec<String> = report
+            .tally
+            .not_compared
+            .iter()
+            .map(|(status, n)| format!("{status} {n}"))
+            .collect();
+        errln!(
+            "reanimator: {total} returned buffers were not compared: the trace does not hold \
+             their bytes ({})",
+            list.join(", ")
+        );
     }
     if report.trace_losses > 0 {
         errln!(

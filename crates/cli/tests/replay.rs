@@ -1856,6 +1856,44 @@ fn output_redirected_into_a_file_the_command_names_replays_clean() {
     }
 }
 
+/// A trace recorded with `--data max=N` holds only the first N bytes of
+/// each buffer: replay warns that it cannot write the rest again, and
+/// counts the read results it could not compare instead of passing over
+/// them unsaid.
+#[test]
+fn buffers_the_trace_lacks_are_counted_not_compared() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("in"), "x".repeat(100)).unwrap();
+    let trace = tmp.path().join("t.rtr");
+    let rec = output_within(
+        Command::new(bin())
+            .current_dir(&work)
+            .args(["record", "--backend", "ptrace", "--data", "max=16", "-o"])
+            .arg(&trace)
+            .args(["--", "sh", "-c", "head -c 50 in > /dev/null"])
+            .stdin(Stdio::null()),
+        Duration::from_secs(300),
+    );
+    assert!(rec.status.success(), "{}", show(&rec));
+    let rep = output_within(
+        Command::new(bin())
+            .arg("replay")
+            .arg(&trace)
+            .arg("--root")
+            .arg(tmp.path().join("root")),
+        Duration::from_secs(300),
+    );
+    let err = String::from_utf8_lossy(&rep.stderr);
+    assert!(err.contains("recorded with --data max=16"), "{err}");
+    let counted = err
+        .lines()
+        .find(|l| l.contains("returned buffers were not compared"))
+        .unwrap_or_else(|| panic!("no count of buffers not compared:\n{err}"));
+    assert!(counted.contains("truncated"), "{counted}");
+}
+
 /// `> log 2>&1`: the command's stdout and stderr are one open file
 /// description, so their writes share one offset. Replay shares it too;
 /// before 2026-11-29 it opened the file once per descriptor and the

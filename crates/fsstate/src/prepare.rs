@@ -239,7 +239,11 @@ impl<'r> Preparer<'r> {
                         )
                     };
                     if n < 0 {
-                        return Err(io::Error::last_os_error());
+                        let e = io::Error::last_os_error();
+                        return Err(io::Error::new(
+                            e.kind(),
+                            format!("{}: {e}", String::from_utf8_lossy(&d.path)),
+                        ));
                     }
                     done += n as usize;
                 }

@@ -10,7 +10,7 @@
 //! effect handler in [`Thread::effect`]; that list is the only per-call
 //! code in the replayer.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
@@ -126,6 +126,10 @@ pub(crate) struct Thread<'a> {
     /// short transfer is issued again), around the whole emulation
     /// otherwise. `None` when not timed or nothing was executed.
     pub issued: Option<(u64, u64)>,
+    /// Returned buffers `--verify full` could not compare because the
+    /// trace lacks their bytes, by capture status (`lost`, `truncated`,
+    /// `skipped`, `unreadable`).
+    pub not_compared: BTreeMap<&'static str, u64>,
 }
 
 /// The file-system user and group ids a replay thread acts with. A
@@ -1817,6 +1821,7 @@ impl Thread<'_> {
                 };
                 let (CaptureStatus::Complete, Some(want)) = (cap.status, cap.data.as_deref())
                 else {
+                    *self.not_compared.entry(cap.status.name()).or_default() += 1;
                     continue;
                 };
                 let buf = &keep.bufs[o.buf + e];

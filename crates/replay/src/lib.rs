@@ -1008,6 +1008,7 @@ fn thread_main(
         moved: 0,
         timed: back.timed.is_some(),
         issued: None,
+        not_compared: Default::default(),
     };
     'batches: while let Ok(batch) = rx.recv() {
         // The batch's room is given back once, when it is done.
@@ -1100,6 +1101,9 @@ fn thread_main(
         back.send(spent, timed);
     }
     drain(shared, rx);
+    for (status, n) in std::mem::take(&mut th.not_compared) {
+        *tally.not_compared.entry(status).or_default() += n;
+    }
     tally
 }
 

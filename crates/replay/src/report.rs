@@ -38,6 +38,10 @@ pub struct Tally {
     /// only when issued again, after the calls that ended before them or
     /// overlapped them had finished (races in the recording).
     pub requeried: u64,
+    /// Returned buffers not compared because the trace lacks their bytes,
+    /// by capture status (`lost` in a recovered trace, `truncated` by
+    /// `--data max`, `skipped` by `--data none`, `unreadable`).
+    pub not_compared: BTreeMap<&'static str, u64>,
 }
 
 impl Tally {
@@ -50,6 +54,9 @@ impl Tally {
             *self.skipped.entry(why).or_default() += n;
         }
         self.requeried += o.requeried;
+        for (status, n) in &o.not_compared {
+            *self.not_compared.entry(status).or_default() += n;
+        }
     }
 
     /// The sum over all calls.
