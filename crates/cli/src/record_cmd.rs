@@ -38,8 +38,9 @@ pub struct RecordArgs {
     /// it is half full, and a buffer larger than what is left is read from
     /// the stopped thread).
     /// Suffixes k, M, G (powers of 1024) are accepted: `--ring-size 64M`.
-    #[arg(long, value_name = "BYTES", default_value = "32M", value_parser = parse_ring_size)]
-    pub ring_size: u32,
+    /// [default: 32M]
+    #[arg(long, value_name = "BYTES", value_parser = parse_ring_size)]
+    pub ring_size: Option<u32>,
     /// Buffer data to capture: `all` bytes, `none` (lengths only), or
     /// `max=BYTES` per buffer (`max=4k` works too). Paths and structures
     /// are always captured; anything cut short is marked in the trace.
@@ -145,18 +146,6 @@ fn default_names(stem: &str) -> impl Iterator<Item = PathBuf> + '_ {
         .chain((2..).map(move |n| PathBuf::from(format!("{stem}.{n}.rtr"))))
 }
 
-fn uname_field(f: impl Fn(&libc::utsname) -> &[libc::c_char]) -> String {
-    // SAFETY: uname fills the zeroed struct.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    unsafe { libc::uname(&mut u) };
-    let bytes: Vec<u8> = f(&u)
-        .iter()
-        .take_while(|&&c| c != 0)
-        .map(|&c| c as u8)
-        .collect();
-    String::from_utf8_lossy(&bytes).into_owned()
-}
-
 /// Runs the recording and prints the summary line.
 pub fn run(args: &RecordArgs) -> Result<ExitCode> {
     let target = if !args.pids.is_empty() {
@@ -243,15 +232,31 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
         }
         b => b,
     };
+    // An option of the other back end is said to be ignored, not dropped
+    // unsaid (`--backend auto` may pick either).
+    let ignored = match backend {
+        Backend::Ebpf => args.cpu.as_ref().map(|_| "--cpu"),
+        _ => args.ring_size.map(|_| "--ring-size"),
+    };
+    if let Some(option) = ignored {
+        let (this, other) = match backend {
+            Backend::Ebpf => ("ebpf", "ptrace"),
+            _ => ("ptrace", "ebpf"),
+        };
+        errln!(
+            "reanimator: warning: {option} applies to the {other} back end only; ignored by {this}"
+        );
+    }
     if backend == Backend::Ebpf && args.snapshot != SnapshotArg::Off && attaching {
         bail!("--backend ebpf with -p cannot record the initial file state (the processes are already running); add --snapshot off or use --backend ptrace");
     }
+    let (hostname, kernel) = TraceMeta::this_machine();
     let meta = TraceMeta {
         tool: format!("reanimator {}", env!("CARGO_PKG_VERSION")),
         clock: ClockAnchor::now(),
         arch: std::env::consts::ARCH.into(),
-        hostname: uname_field(|u| &u.nodename),
-        kernel: uname_field(|u| &u.release),
+        hostname,
+        kernel,
         recorder: match backend {
             Backend::Ebpf => "ebpf",
             _ => "ptrace",
@@ -322,10 +327,10 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
     };
     let result = match backend {
         Backend::Ebpf => {
-            let opts = reanimator_ebpf::Options {
-                ring_bytes: args.ring_size,
-                ..reanimator_ebpf::Options::default()
-            };
+            let mut opts = reanimator_ebpf::Options::default();
+            if let Some(bytes) = args.ring_size {
+                opts.ring_bytes = bytes;
+            }
             reanimator_ebpf::record(&target, args.data, snapshot, &opts, &mut writer)
         }
         _ => reanimator_ptrace::record(&target, args.data, &cpus, snapshot, &mut writer),

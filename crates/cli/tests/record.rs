@@ -244,6 +244,22 @@ fn data_policies_mark_what_was_not_captured() {
     }
 }
 
+/// An option of the other back end is said to be ignored.
+#[test]
+fn options_of_the_other_back_end_are_said_to_be_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = record(
+        dir.path(),
+        &["--backend", "ptrace", "--ring-size", "1M", "--", "true"],
+    );
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--ring-size applies to the ebpf back end only; ignored by ptrace"),
+        "{err}"
+    );
+}
+
 #[test]
 fn bad_commands_get_clear_errors_and_no_trace() {
     let dir = tempfile::tempdir().unwrap();

@@ -66,10 +66,14 @@ pub(crate) fn create(
         ("trace_origin_ns", trace_origin_ns.to_string()),
         ("replay_origin_ns", replay_origin_ns.to_string()),
     ];
+    // The replaying machine: where these times were measured.
+    let (hostname, kernel) = TraceMeta::this_machine();
     let meta = TraceMeta {
         tool: format!("reanimator {}", env!("CARGO_PKG_VERSION")),
         clock: ClockAnchor::now(),
         arch: std::env::consts::ARCH.into(),
+        hostname,
+        kernel,
         recorder: TIMINGS_RECORDER.into(),
         command: original.command.clone(),
         options: options

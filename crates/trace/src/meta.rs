@@ -35,6 +35,20 @@ pub struct TraceMeta {
     pub extra: BTreeMap<String, serde_json::Value>,
 }
 
+impl TraceMeta {
+    /// This machine's host name and kernel release (what `uname -n` and
+    /// `uname -r` print), for the meta of a trace written here: a
+    /// recording, or a replay's timings.
+    pub fn this_machine() -> (String, String) {
+        let read = |name: &str| {
+            std::fs::read_to_string(format!("/proc/sys/kernel/{name}"))
+                .map(|s| s.trim_end().to_string())
+                .unwrap_or_default()
+        };
+        (read("hostname"), read("osrelease"))
+    }
+}
+
 /// `TraceMeta::recorder` of a timings trace (`reanimator replay
 /// --timings`): the replay's own times for the original's calls, which
 /// `reanimator fidelity` reads and refuses anything else as.
