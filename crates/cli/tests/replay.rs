@@ -1856,6 +1856,45 @@ fn output_redirected_into_a_file_the_command_names_replays_clean() {
     }
 }
 
+/// Files a spawned command inherits open for reading (`< in`) or for
+/// reading and writing (`3<> f`) are opened again in replay, as output
+/// files are: `cat < in > out` copies with `copy_file_range`, whose bytes
+/// no trace holds, so until 2026-11-29 replay (simulating stdin) left
+/// `out` empty, and never made `f` at all while calling the replay clean.
+#[test]
+fn files_inherited_for_reading_are_opened_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let trace = tmp.path().join("t.rtr");
+    for backend in ["ptrace", "auto"] {
+        std::fs::write(work.join("in"), "1\n2\n3\n").unwrap();
+        std::fs::write(work.join("f"), "hello\n").unwrap();
+        let script = format!(
+            "{} record --force --backend {backend} -o {} -- \
+             sh -c 'cat > out; echo HI >&3' < in 3<> f 2> /dev/null",
+            bin(),
+            trace.display(),
+        );
+        let rec = output_within(
+            Command::new("sh").current_dir(&work).args(["-c", &script]),
+            Duration::from_secs(300),
+        );
+        assert!(rec.status.success(), "{backend}: {}", show(&rec));
+        let root = tmp.path().join("root");
+        let _ = std::fs::remove_dir_all(&root);
+        replay_clean_at(&root, &trace, &[]);
+        let replayed = root.join(work.strip_prefix("/").unwrap());
+        for (file, want) in [("out", "1\n2\n3\n"), ("f", "HI\nlo\n")] {
+            assert_eq!(
+                std::fs::read_to_string(replayed.join(file)).ok().as_deref(),
+                Some(want),
+                "{file} under {backend}"
+            );
+        }
+    }
+}
+
 /// A trace recorded with `--data max=N` holds only the first N bytes of
 /// each buffer: replay warns that it cannot write the rest again, and
 /// counts the read results it could not compare instead of passing over

@@ -31,14 +31,17 @@ pub fn join(base: &[u8], rel: &[u8]) -> Vec<u8> {
 /// following it (`start` is how it began), when replay opens that file
 /// again instead of simulating the descriptor: the recorders record the
 /// file's state before the process runs on, since it may write to it
-/// through no call that names it. For a command the recorder spawned,
-/// only a file open for writing only (`cmd > build.log`: replay writes
-/// the command's output into it again); for a process attached to
-/// (`record -p PID`), any file outside the pseudo file systems (its log,
-/// its database: until 2026-11-28 these were simulated, so the writes
-/// through them went nowhere, and a file first named after them was
-/// recorded with them already in it). `None` for anything else (a
-/// terminal, a pipe, a file a spawned command reads from).
+/// through no call that names it. Any file outside the pseudo file
+/// systems, of a command the recorder spawned (`cmd > build.log`: replay
+/// writes the command's output into it again; `cmd < in`, `3<> f`) or of
+/// a process attached to (`record -p PID`: its log, its database). Until
+/// 2026-11-28 an attached process's files were simulated, so the writes
+/// through them went nowhere; until 2026-11-29 a spawned command's input
+/// files were, so `cat < in > out` (which copies with
+/// `copy_file_range`, whose bytes no trace holds) left `out` empty and
+/// `3<> f` never made `f`. `None` for anything else (a terminal, a pipe,
+/// a descriptor of a created process, which replay derives from its
+/// parent).
 pub fn reopened_at_start(
     start: reanimator_trace::StartCause,
     fd: &reanimator_trace::FdInfo,
@@ -46,11 +49,7 @@ pub fn reopened_at_start(
     use reanimator_trace::StartCause;
     let path = &fd.target;
     let named = path.first() == Some(&b'/') && !is_pseudo(path);
-    let kept = match start {
-        StartCause::Spawned => fd.flags as i32 & libc::O_ACCMODE == libc::O_WRONLY,
-        StartCause::Attached => true,
-        StartCause::Created => false,
-    };
+    let kept = start != StartCause::Created;
     (named && kept).then_some(path.as_slice())
 }
 
