@@ -766,7 +766,9 @@ impl<'s> Recorder<'s, '_, '_> {
                     me.live.clear();
                 }
             }
-            left_behind.tick(root_done.then_some(me.live.len()));
+            // Only a spawned command leaves processes behind; attached
+            // ones are what the recording is about.
+            left_behind.tick((root.is_some() && root_done).then_some(me.live.len()));
             if root_done && last_prune.elapsed() >= PRUNE_EVERY {
                 last_prune = Instant::now();
                 me.live
