@@ -34,7 +34,7 @@ pub struct RecordArgs {
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
     /// eBPF ring buffer size in bytes (rounded up to a power of two, at
-    /// least 64k; the program is stopped while the recorder drains it once
+    /// least 1M; the program is stopped while the recorder drains it once
     /// it is half full, and a buffer larger than what is left is read from
     /// the stopped thread).
     /// Suffixes k, M, G (powers of 1024) are accepted: `--ring-size 64M`.
@@ -124,7 +124,7 @@ fn parse_bytes(s: &str) -> Result<u64, String> {
 fn parse_ring_size(s: &str) -> Result<u32, String> {
     let n = parse_bytes(s)?;
     if n == 0 {
-        return Err("a ring of 0 bytes holds nothing (it is at least 64k)".into());
+        return Err("a ring of 0 bytes holds nothing (it is at least 1M)".into());
     }
     u32::try_from(n)
         .ok()

@@ -162,6 +162,9 @@ fn spawn_gated(
 
 /// Opens, sizes and loads the BPF object, fills the capture rules, and
 /// attaches the programs.
+/// The smallest ring: below it, calls moving 64-128 KiB are lost.
+const MIN_RING_BYTES: u32 = 1 << 20;
+
 fn load<'o>(
     policy: DataPolicy,
     opts: &Options,
@@ -170,7 +173,10 @@ fn load<'o>(
     let mut open = RecorderSkelBuilder::default()
         .open(object)
         .map_err(bpf("cannot open the BPF object"))?;
-    let ring = opts.ring_bytes.next_power_of_two().max(1 << 16);
+    // Records up to 128 KiB cannot be spilled (`SPILL_MIN`), so the ring
+    // must hold several at once: at 64 KiB every read of 64 KiB was
+    // lost, at 256 KiB four threads' 64 KiB writes now and then.
+    let ring = opts.ring_bytes.next_power_of_two().max(MIN_RING_BYTES);
     open.maps
         .rb
         .set_max_entries(ring)
