@@ -1183,27 +1183,6 @@ impl<'s> Recorder<'s, '_, '_> {
         // Spawned, the only call under way when following starts is the
         // recorder's own stop in the child before exec.
         self.summary.entered_before_attach = if spawned { 0 } else { before_attach };
-        if spawned && before_attach > 0 {
-            // Every task of a spawned command is followed from its first
-            // call, so a return with no entry is a call the program's own
-            // seccomp filter refused: the kernel runs the filter before
-            // the entry tracepoint, and the exit alone says too little to
-            // record. Not a failure of the recorder, but never silent.
-            self.summary.refused_unseen = before_attach;
-            let seq = self.seq();
-            self.sink.record(Record::Loss(Loss {
-                seq,
-                time_ns: now_ns(),
-                tgid: 0,
-                tid: 0,
-                count: before_attach,
-                reason: format!(
-                    "ebpf: {before_attach} calls returned without entering: the program's \
-                     seccomp filter refused them before the kernel's entry tracepoint \
-                     (--backend ptrace records them)"
-                ),
-            }))?;
-        }
         self.summary.spills = self.spills();
         self.warn_masked_exit();
         let issued = self.counter().load(Ordering::Relaxed).saturating_sub(1);
