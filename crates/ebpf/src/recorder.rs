@@ -763,6 +763,11 @@ impl<'s> Recorder<'s, '_, '_> {
                 // Spawned, SIGTERM: end what runs (it could not run on without the
                 // recorder: its path gate would fail every call) and record
                 // its end as usual. Again at each round, for late forks.
+                // Stopped first, all of them: killed one by one, a parent
+                // could wake to its child's death and run on (a shell
+                // wrote "Killed" and went on, 1 time in 8) before its own
+                // SIGKILL came.
+                signal_each(map_fd(&me.skel.maps.traced), libc::SIGSTOP);
                 let killed = signal_each(map_fd(&me.skel.maps.traced), libc::SIGKILL);
                 if me.summary.killed_at_stop == 0 {
                     me.summary.killed_at_stop = me.live.len() as u64;
