@@ -1810,6 +1810,22 @@ fn a_pseudo_terminal_session_replays_clean() {
     }
 }
 
+/// Runs `reanimator record --force --backend BACKEND -o TRACE -- COMMAND`
+/// through `sh` in `work`, so COMMAND's redirections (`> log 2>&1`, `<
+/// in`) give the recorded command its descriptors, and asserts it ran.
+fn record_redirected(work: &Path, trace: &Path, backend: &str, command: &str) {
+    let script = format!(
+        "{} record --force --backend {backend} -o {} -- {command}",
+        bin(),
+        trace.display()
+    );
+    let rec = output_within(
+        Command::new("sh").current_dir(work).args(["-c", &script]),
+        Duration::from_secs(300),
+    );
+    assert!(rec.status.success(), "{backend}: {}", show(&rec));
+}
+
 /// A command whose output was redirected into a file it also names
 /// (`reanimator record -- build > build.log`, and the build lists its
 /// directory): replay writes the output into that file again, from the
@@ -1824,21 +1840,18 @@ fn output_redirected_into_a_file_the_command_names_replays_clean() {
     std::fs::write(work.join("app.log"), "from before\n").unwrap();
     let trace = tmp.path().join("t.rtr");
     for backend in ["ptrace", "auto"] {
-        let script = format!(
-            "{} record --force --backend {backend} -o {} -- \
-             sh -c 'echo one; ls -la; echo two; stat -c %s build.log app.log' \
-             > build.log && \
-             {} record --force --backend {backend} -o {}.append -- sh -c 'echo more; ls -l' >> app.log",
-            bin(),
-            trace.display(),
-            bin(),
-            trace.display()
+        record_redirected(
+            &work,
+            &trace,
+            backend,
+            "sh -c 'echo one; ls -la; echo two; stat -c %s build.log app.log' > build.log",
         );
-        let rec = output_within(
-            Command::new("sh").current_dir(&work).args(["-c", &script]),
-            Duration::from_secs(300),
+        record_redirected(
+            &work,
+            &trace.with_extension("rtr.append"),
+            backend,
+            "sh -c 'echo more; ls -l' >> app.log",
         );
-        assert!(rec.status.success(), "{backend}: {}", show(&rec));
         for (t, file) in [
             (trace.clone(), "build.log"),
             (trace.with_extension("rtr.append"), "app.log"),
@@ -1870,17 +1883,12 @@ fn files_inherited_for_reading_are_opened_again() {
     for backend in ["ptrace", "auto"] {
         std::fs::write(work.join("in"), "1\n2\n3\n").unwrap();
         std::fs::write(work.join("f"), "hello\n").unwrap();
-        let script = format!(
-            "{} record --force --backend {backend} -o {} -- \
-             sh -c 'cat > out; echo HI >&3' < in 3<> f 2> /dev/null",
-            bin(),
-            trace.display(),
+        record_redirected(
+            &work,
+            &trace,
+            backend,
+            "sh -c 'cat > out; echo HI >&3' < in 3<> f 2> /dev/null",
         );
-        let rec = output_within(
-            Command::new("sh").current_dir(&work).args(["-c", &script]),
-            Duration::from_secs(300),
-        );
-        assert!(rec.status.success(), "{backend}: {}", show(&rec));
         let root = tmp.path().join("root");
         let _ = std::fs::remove_dir_all(&root);
         replay_clean_at(&root, &trace, &[]);
@@ -1945,17 +1953,13 @@ fn stdout_and_stderr_into_one_file_share_its_offset() {
     std::fs::create_dir_all(&work).unwrap();
     let trace = tmp.path().join("t.rtr");
     for backend in ["ptrace", "auto"] {
-        let script = format!(
-            "{} record --force --backend {backend} -o {} -- \
-             sh -c 'echo out1; echo err1 >&2; echo out2; head -c 99 both.log > /dev/null' > both.log 2>&1",
-            bin(),
-            trace.display(),
+        record_redirected(
+            &work,
+            &trace,
+            backend,
+            "sh -c 'echo out1; echo err1 >&2; echo out2; head -c 99 both.log > /dev/null' \
+             > both.log 2>&1",
         );
-        let rec = output_within(
-            Command::new("sh").current_dir(&work).args(["-c", &script]),
-            Duration::from_secs(300),
-        );
-        assert!(rec.status.success(), "{backend}: {}", show(&rec));
         let out = Command::new(bin())
             .args(["dump", "--json"])
             .arg(&trace)
