@@ -110,6 +110,7 @@ pub(crate) fn run<W: Write + Send>(
             tasks: HashMap::new(),
             live: HashMap::new(),
             superseded: HashMap::new(),
+            images: HashMap::new(),
             summary: RecordSummary::default(),
             maps: SharedMappings::default(),
             counts: CaptureCounts::default(),
@@ -290,6 +291,11 @@ struct Recorder<'s, 'o, 'q> {
     /// Thread ids replaced by an execve from a non-leader thread: their end
     /// is recorded after the execve itself.
     superseded: HashMap<u32, u32>,
+    /// The executable and arguments of each live process, as far as
+    /// known: a process it forks starts with them (as the ptrace back end
+    /// records, from the stopped child's `/proc`). Dropped at an exec or
+    /// the process's end.
+    images: HashMap<u32, (Vec<u8>, Vec<Vec<u8>>)>,
     summary: RecordSummary,
     /// Shared writable file mappings per process, followed from the calls
     /// as the ptrace back end does, to count those whose last stores no
@@ -684,6 +690,8 @@ impl<'s> Recorder<'s, '_, '_> {
     fn started(&mut self, start: ProcessStart) -> Result<(), Error> {
         if start.tgid == start.tid {
             self.summary.processes += 1;
+            self.images
+                .insert(start.tgid, (start.exe.clone(), start.argv.clone()));
         }
         self.summary.threads += 1;
         self.live.insert(start.tid, start.tgid);
@@ -1079,6 +1087,18 @@ impl<'s> Recorder<'s, '_, '_> {
                 let cwd = std::fs::read_link(format!("/proc/{tid}/cwd"))
                     .map(|p| p.into_os_string().into_encoded_bytes())
                     .unwrap_or_default();
+                // A new process runs its parent's image until it execs (the
+                // child itself may have exec'd by now: its /proc is no use).
+                let (exe, argv) = if tgid == tid {
+                    // The creator's process (not `ppid`: CLONE_PARENT).
+                    let parent = self.live.get(&creator).copied().unwrap_or(ppid);
+                    self.images
+                        .get(&parent)
+                        .cloned()
+                        .unwrap_or_else(|| reanimator_record::image(parent))
+                } else {
+                    Default::default()
+                };
                 self.started(ProcessStart {
                     seq,
                     time_ns,
@@ -1092,6 +1112,8 @@ impl<'s> Recorder<'s, '_, '_> {
                     egid: ids[3],
                     umask,
                     cwd,
+                    exe,
+                    argv,
                     ..ProcessStart::default()
                 })?;
             }
@@ -1099,6 +1121,8 @@ impl<'s> Recorder<'s, '_, '_> {
                 // The old address space is gone (the new leader's id is the
                 // process's).
                 self.summary.mappings_at_exit += self.maps.forget(tid) as u64;
+                // Known again from /proc when it next forks.
+                self.images.remove(&tid);
                 if old_tid != tid {
                     self.superseded.insert(old_tid, tid);
                     self.live.remove(&old_tid);
@@ -1120,6 +1144,7 @@ impl<'s> Recorder<'s, '_, '_> {
                 // mappings captured by the last one out.
                 if !self.live.values().any(|&g| g == tgid) {
                     self.summary.mappings_at_exit += self.maps.forget(tgid) as u64;
+                    self.images.remove(&tgid);
                 }
                 let status = exit_status(code as i32);
                 self.sink.record(Record::ProcessExit(ProcessExit {

@@ -302,7 +302,7 @@ fn normalise(trace: &Path) -> Normal {
             Record::ProcessStart(p) => (
                 p.tid,
                 format!(
-                    "start {:?} {} ppid {} ids {} {} {} {} umask {:o}",
+                    "start {:?} {} ppid {} ids {} {} {} {} umask {:o}{}",
                     p.cause,
                     id(p.tgid),
                     id(p.ppid),
@@ -310,7 +310,21 @@ fn normalise(trace: &Path) -> Normal {
                     p.gid,
                     p.euid,
                     p.egid,
-                    p.umask
+                    p.umask,
+                    // A process runs an image (its parent's, if forked);
+                    // a thread's start says nothing of it.
+                    if p.tgid == p.tid {
+                        format!(
+                            " exe {} argv {:?}",
+                            String::from_utf8_lossy(&p.exe),
+                            p.argv
+                                .iter()
+                                .map(|a| String::from_utf8_lossy(a).into_owned())
+                                .collect::<Vec<_>>()
+                        )
+                    } else {
+                        String::new()
+                    }
                 ),
             ),
             Record::ProcessExit(p) => {

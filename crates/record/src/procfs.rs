@@ -76,6 +76,15 @@ pub fn status(tid: i32) -> Option<Status> {
     (s.tgid != 0).then_some(s)
 }
 
+/// The executable and arguments process `pid` runs now (`/proc`): what a
+/// child it forks starts with, until it execs.
+pub fn image(pid: u32) -> (Vec<u8>, Vec<Vec<u8>>) {
+    (
+        link(format!("/proc/{pid}/exe")),
+        nul_list(format!("/proc/{pid}/cmdline")),
+    )
+}
+
 fn link(path: String) -> Vec<u8> {
     fs::read_link(path)
         .map(|p| p.as_os_str().as_bytes().to_vec())
