@@ -444,6 +444,12 @@ fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, los
             "in progress at attach not recorded",
         ),
         (
+            s.refused_unseen,
+            "call",
+            "calls",
+            "refused by the program's seccomp filter not recorded (seen only returning; --backend ptrace records them)",
+        ),
+        (
             s.backpressure_stops,
             "back-pressure stop",
             "back-pressure stops",

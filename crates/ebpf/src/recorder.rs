@@ -1185,6 +1185,7 @@ impl<'s> Recorder<'s, '_, '_> {
         let mut ring_full = 0;
         let mut no_storage = 0;
         let mut before_attach = 0;
+        let mut refused = 0;
         let mut untracked = 0;
         if let Ok(Some(per_cpu)) = self
             .skel
@@ -1208,11 +1209,35 @@ impl<'s> Recorder<'s, '_, '_> {
                 // data captures are missing.
                 self.summary.captures.unreadable += at(6);
                 self.summary.reflex_stops += at(7);
+                refused += at(8);
             }
         }
         // Spawned, the only call under way when following starts is the
         // recorder's own stop in the child before exec.
         self.summary.entered_before_attach = if spawned { 0 } else { before_attach };
+        if spawned && refused > 0 {
+            // Every task of a spawned command is followed from its first
+            // call, so a return with no entry and no restart code (a call
+            // the path gate held that a signal interrupted comes back) is
+            // a call the program's own seccomp filter refused: the kernel
+            // runs the filter before the entry tracepoint, and the exit
+            // alone says too little to record. Not a failure of the
+            // recorder, but never silent.
+            self.summary.refused_unseen = refused;
+            let seq = self.seq();
+            self.sink.record(Record::Loss(Loss {
+                seq,
+                time_ns: now_ns(),
+                tgid: 0,
+                tid: 0,
+                count: refused,
+                reason: format!(
+                    "ebpf: {refused} calls returned without entering: the program's \
+                     seccomp filter refused them before the kernel's entry tracepoint \
+                     (--backend ptrace records them)"
+                ),
+            }))?;
+        }
         self.summary.spills = self.spills();
         self.warn_masked_exit();
         let issued = self.counter().load(Ordering::Relaxed).saturating_sub(1);

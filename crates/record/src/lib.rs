@@ -212,6 +212,10 @@ pub struct RecordSummary {
     /// Calls already under way when the recorder attached (`-p`): only
     /// their return was seen, so they are not in the trace.
     pub entered_before_attach: u64,
+    /// eBPF: calls of a spawned command seen only returning, because its
+    /// own seccomp filter refused them before the entry tracepoint; not
+    /// in the trace but for a loss record.
+    pub refused_unseen: u64,
     /// Captures that are not complete.
     pub captures: CaptureCounts,
     /// How the spawned command ended (`None` when attached).

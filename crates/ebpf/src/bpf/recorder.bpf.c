@@ -1898,8 +1898,15 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 		} else if (f || (!detached && is_traced(tgid))) {
 			/* Tracing began while this task was inside its call. */
 			struct counters *k = counters();
-			if (k)
+			if (k) {
 				k->before_attach++;
+				/* A call the gate held and a signal interrupted
+				 * (an exit) returns a restart code and comes back;
+				 * one a seccomp filter refused returns its errno,
+				 * never entering. */
+				if (ret < -516 || ret > -512)
+					k->refused++;
+			}
 		}
 		return 0;
 	}

@@ -178,6 +178,9 @@ struct counters {
 	                        * their data captures are missing            */
 	__u64 reflex_stops;    /* wrappers that stopped with their child,
 	                        * continued with it                          */
+	__u64 refused;         /* of before_attach, those that did not return
+	                        * a restart code: refused by a seccomp filter
+	                        * before the entry tracepoint                */
 };
 
 #endif
