@@ -161,11 +161,11 @@ fn spawn_gated(
     Ok((pid, gate))
 }
 
-/// Opens, sizes and loads the BPF object, fills the capture rules, and
-/// attaches the programs.
 /// The smallest ring: below it, calls moving 64-128 KiB are lost.
 const MIN_RING_BYTES: u32 = 1 << 20;
 
+/// Opens, sizes and loads the BPF object, fills the capture rules, and
+/// attaches the programs.
 fn load<'o>(
     policy: DataPolicy,
     opts: &Options,
