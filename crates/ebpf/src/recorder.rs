@@ -1224,19 +1224,14 @@ impl<'s> Recorder<'s, '_, '_> {
             // alone says too little to record. Not a failure of the
             // recorder, but never silent.
             self.summary.refused_unseen = refused;
-            let seq = self.seq();
-            self.sink.record(Record::Loss(Loss {
-                seq,
-                time_ns: now_ns(),
-                tgid: 0,
-                tid: 0,
-                count: refused,
-                reason: format!(
+            self.record_loss(
+                refused,
+                format!(
                     "ebpf: {refused} calls returned without entering: the program's \
                      seccomp filter refused them before the kernel's entry tracepoint \
                      (--backend ptrace records them)"
                 ),
-            }))?;
+            )?;
         }
         self.summary.spills = self.spills();
         self.warn_masked_exit();
@@ -1252,23 +1247,29 @@ impl<'s> Recorder<'s, '_, '_> {
         // it is not part of the gap; it lost at least one event.
         let total = lost + unexplained + untracked;
         if total > 0 {
-            let seq = self.seq();
-            self.sink.record(Record::Loss(Loss {
-                seq,
-                time_ns: now_ns(),
-                tgid: 0,
-                tid: 0,
-                count: total,
-                reason: format!(
-                    "ebpf: {ring_full} records did not fit in the ring, {no_storage} calls \
-                     had no task storage, {untracked} processes could not be followed (the \
-                     table of traced processes was full), {} ring records unreadable, \
-                     {unexplained} sequence ids never delivered",
-                    self.malformed
-                ),
-            }))?;
+            let reason = format!(
+                "ebpf: {ring_full} records did not fit in the ring, {no_storage} calls had no \
+                 task storage, {untracked} processes could not be followed (the table of traced \
+                 processes was full), {} ring records unreadable, {unexplained} sequence ids \
+                 never delivered",
+                self.malformed
+            );
+            self.record_loss(total, reason)?;
         }
         Ok(total)
+    }
+
+    /// Writes an explicit gap of `count` events, tied to no process.
+    fn record_loss(&mut self, count: u64, reason: String) -> Result<(), Error> {
+        let seq = self.seq();
+        self.sink.record(Record::Loss(Loss {
+            seq,
+            time_ns: now_ns(),
+            tgid: 0,
+            tid: 0,
+            count,
+            reason,
+        }))
     }
 }
 
