@@ -141,13 +141,8 @@ fn parse_count(s: &str) -> Result<u64, String> {
 /// Refuses `/` as ROOT, by any name: preparing there would rewrite (with
 /// `--replace`, remove) the machine's own files.
 fn refuse_slash(dir: &Path) -> Result<()> {
-    use std::os::unix::fs::MetadataExt;
     // By identity, not name: `/var/..`, a link to it, a bind mount of it.
-    let is_slash = match (std::fs::metadata(dir), std::fs::metadata("/")) {
-        (Ok(d), Ok(slash)) => d.dev() == slash.dev() && d.ino() == slash.ino(),
-        _ => false,
-    };
-    if is_slash {
+    if reanimator_trace::same_file(dir, Path::new("/")) {
         bail!(
             "{}: is the machine's root directory; replay prepares the recorded files in a \
              directory of their own (use --in-place to issue the calls on the real paths, \
