@@ -234,15 +234,12 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
     };
     // An option of the other back end is said to be ignored, not dropped
     // unsaid (`--backend auto` may pick either).
+    // (option, the back end it is for, the one in use)
     let ignored = match backend {
-        Backend::Ebpf => args.cpu.as_ref().map(|_| "--cpu"),
-        _ => args.ring_size.map(|_| "--ring-size"),
+        Backend::Ebpf => args.cpu.as_ref().map(|_| ("--cpu", "ptrace", "ebpf")),
+        _ => args.ring_size.map(|_| ("--ring-size", "ebpf", "ptrace")),
     };
-    if let Some(option) = ignored {
-        let (this, other) = match backend {
-            Backend::Ebpf => ("ebpf", "ptrace"),
-            _ => ("ptrace", "ebpf"),
-        };
+    if let Some((option, other, this)) = ignored {
         errln!(
             "reanimator: warning: {option} applies to the {other} back end only; ignored by {this}"
         );
