@@ -20,6 +20,14 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// Asserts that `o` failed with exit status 1 and said `said` on
+/// standard error; `what` names the case in the failure message.
+fn fails_saying(o: &Output, said: &str, what: impl std::fmt::Display) {
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{what}: {err}");
+    assert!(err.contains(said), "{what}: wanted {said:?} in: {err}");
+}
+
 /// Makes a FIFO at `path`.
 fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
@@ -223,8 +231,7 @@ fn bad_traces_fail_with_one_line_naming_the_file() {
         assert!(!err.contains("panicked"), "{name}: {err}");
     }
     let out = run(&["dump", dir.path().to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("is a directory"));
+    fails_saying(&out, "is a directory", "");
     // A FIFO with no writer is refused at once (opening it waited forever).
     let fifo = dir.path().join("fifo");
     mkfifo(&fifo);
@@ -239,12 +246,7 @@ fn bad_traces_fail_with_one_line_naming_the_file() {
         ],
     ] {
         let out = run(&args);
-        assert_eq!(out.status.code(), Some(1), "{args:?}");
-        assert!(
-            text(&out.stderr).contains("is a FIFO, not a file"),
-            "{}",
-            text(&out.stderr)
-        );
+        fails_saying(&out, "is a FIFO, not a file", format!("{args:?}"));
     }
     assert!(
         !root.exists(),
@@ -266,12 +268,7 @@ fn an_inverted_time_window_is_an_error() {
         vec!["select", trace, "-o", out, "--from", "5ms", "--to", "5ms"],
     ] {
         let got = run(&argv);
-        assert_eq!(got.status.code(), Some(1), "{argv:?}");
-        assert!(
-            text(&got.stderr).contains("is not before --to"),
-            "{argv:?}: {}",
-            text(&got.stderr)
-        );
+        fails_saying(&got, "is not before --to", format!("{argv:?}"));
     }
     assert!(!out_path.exists(), "select wrote nothing");
 }
@@ -285,12 +282,7 @@ fn recover_salvages_an_unfinished_trace() {
     let end_len = 32 + bytes.len() - bytes.windows(4).rposition(|w| w == b"RFRM").unwrap() - 32;
     std::fs::write(&cut, &bytes[..bytes.len() - end_len]).unwrap();
     let out = run(&["dump", cut.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        text(&out.stderr).contains("recover"),
-        "the error points to recover: {}",
-        text(&out.stderr)
-    );
+    fails_saying(&out, "recover", "the error points to recover");
     assert_eq!(
         text(&out.stdout).lines().count(),
         7,
@@ -311,12 +303,7 @@ fn recover_salvages_an_unfinished_trace() {
     assert_eq!(text(&out.stdout).lines().count(), 7);
 
     let again = run(&["recover", cut.to_str().unwrap()]);
-    assert_eq!(again.status.code(), Some(1), "refuses to overwrite");
-    assert!(
-        text(&again.stderr).contains("--force"),
-        "{}",
-        text(&again.stderr)
-    );
+    fails_saying(&again, "--force", "refuses to overwrite");
     assert!(run(&["recover", "--force", cut.to_str().unwrap()])
         .status
         .success());
@@ -333,12 +320,7 @@ fn recover_salvages_an_unfinished_trace() {
     let early = dir.path().join("early.rtr");
     std::fs::write(&early, &bytes[..meta_end]).unwrap();
     let out = run(&["recover", early.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stderr).contains("no system call could be salvaged"),
-        "{}",
-        text(&out.stderr)
-    );
+    fails_saying(&out, "no system call could be salvaged", "");
 }
 
 #[test]
@@ -354,8 +336,7 @@ fn catalogue_lists_signatures() {
     let out = run(&["catalogue", "%network"]);
     assert!(text(&out.stdout).contains("connect("));
     let out = run(&["catalogue", "nosuchcall"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("unknown system call"));
+    fails_saying(&out, "unknown system call", "");
 }
 
 #[test]
@@ -423,12 +404,7 @@ fn reports_into_a_closed_pipe_or_a_full_disk_do_not_panic() {
         assert!(!text(&o.stderr).contains("panicked"), "{args:?}");
         if std::path::Path::new("/dev/full").exists() {
             let o = bin().args(args).stdout(dev_full()).output().unwrap();
-            assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o.stderr));
-            assert!(
-                text(&o.stderr).contains("cannot write to standard output"),
-                "{args:?}: {}",
-                text(&o.stderr)
-            );
+            fails_saying(&o, "cannot write to standard output", format!("{args:?}"));
         }
     }
 }
@@ -467,12 +443,7 @@ fn the_machines_root_directory_is_never_a_replay_root() {
         let mut args = vec!["replay", trace.to_str().unwrap(), "--root", "/"];
         args.extend_from_slice(extra);
         let o = run(&args);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o.stderr));
-        assert!(
-            text(&o.stderr).contains("is the machine's root directory"),
-            "{}",
-            text(&o.stderr)
-        );
+        fails_saying(&o, "is the machine's root directory", format!("{args:?}"));
     }
     let o = run(&["replay", trace.to_str().unwrap(), "--in-place", "--replace"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
@@ -494,12 +465,7 @@ fn the_machines_root_directory_is_never_a_replay_root() {
         "--replace",
     ]);
     let _ = std::process::Command::new("umount").arg(&bind).status();
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
-    assert!(
-        text(&o.stderr).contains("is the machine's root directory"),
-        "{}",
-        text(&o.stderr)
-    );
+    fails_saying(&o, "is the machine's root directory", "");
 }
 
 /// A root that is a dangling symbolic link is said to be one (it read
@@ -515,12 +481,7 @@ fn a_dangling_link_as_root_is_said_to_be_one() {
         "--root",
         root.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        text(&o.stderr).contains("a symbolic link to"),
-        "{}",
-        text(&o.stderr)
-    );
+    fails_saying(&o, "a symbolic link to", "");
     assert!(!dir.path().join("gone").exists());
 }
 
@@ -541,12 +502,7 @@ fn a_root_in_use_by_another_replay_is_refused() {
         "--root",
         root.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        text(&o.stderr).contains("another replay is using it"),
-        "{}",
-        text(&o.stderr)
-    );
+    fails_saying(&o, "another replay is using it", "");
     drop(held);
     let o = run(&[
         "replay",
@@ -584,11 +540,10 @@ fn replace_refuses_a_root_holding_the_trace() {
         ],
     ] {
         let o = run(&args);
-        assert_eq!(o.status.code(), Some(1), "{args:?}");
-        assert!(
-            text(&o.stderr).contains("holds the trace or the --timings file"),
-            "{}",
-            text(&o.stderr)
+        fails_saying(
+            &o,
+            "holds the trace or the --timings file",
+            format!("{args:?}"),
         );
     }
     assert!(inside.exists());
@@ -619,12 +574,7 @@ fn a_timings_file_that_cannot_be_written_is_refused_before_preparing() {
             "--timings",
             timings,
         ]);
-        assert_eq!(o.status.code(), Some(1), "{timings}");
-        assert!(
-            text(&o.stderr).contains(want),
-            "{timings}: {}",
-            text(&o.stderr)
-        );
+        fails_saying(&o, want, timings);
         assert!(!root.exists(), "{timings}: the root was made");
     }
     assert_eq!(std::fs::read(&exists).unwrap(), b"x");
@@ -660,12 +610,7 @@ fn a_selection_or_recovery_that_fails_midway_leaves_no_output() {
             });
         }
         let o = c.output().unwrap();
-        assert_eq!(o.status.code(), Some(1), "{cmd}: {}", text(&o.stderr));
-        assert!(
-            text(&o.stderr).contains(&format!("into {}", out.display())),
-            "{}",
-            text(&o.stderr)
-        );
+        fails_saying(&o, &format!("into {}", out.display()), cmd);
         assert!(!out.exists(), "{cmd}: a partial output was left");
     }
 }
@@ -798,11 +743,10 @@ fn recover_refuses_its_own_input_by_any_name() {
             out.to_str().unwrap(),
             "--force",
         ]);
-        assert_eq!(o.status.code(), Some(1), "{out:?}");
-        assert!(
-            text(&o.stderr).contains("the output must differ from the input"),
-            "{}",
-            text(&o.stderr)
+        fails_saying(
+            &o,
+            "the output must differ from the input",
+            format!("{out:?}"),
         );
         assert_eq!(std::fs::read(&trace).unwrap(), before, "{out:?}");
     }

@@ -19,6 +19,15 @@ fn record_and_replay(tmp: &Path, work: &Path, argv: &[&str]) -> String {
     replay_clean(tmp, &trace, &[])
 }
 
+/// A temporary directory and an empty `work` directory inside it, where
+/// a test runs the program it records.
+fn scratch() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    (tmp, work)
+}
+
 /// Records `argv` in `work` into a trace under `tmp`.
 fn record(tmp: &Path, work: &Path, argv: &[&str]) -> PathBuf {
     record_with(tmp, work, "auto", argv)
@@ -224,9 +233,7 @@ fn a_failed_replay_names_the_blocks_that_differ() {
 /// the recording, replayed in place, mismatch.
 #[test]
 fn show_mismatches_sets_how_many_are_printed() {
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     std::fs::write(work.join("f"), "recorded\n").unwrap();
     let trace = record_with(tmp.path(), &work, "ptrace", &["cat", "f", "f", "f"]);
     std::fs::write(work.join("f"), "changed!\n").unwrap();
@@ -375,9 +382,7 @@ fn a_crashing_program_replays_clean() {
 #[test]
 fn sqlite3_on_an_existing_database() {
     require("sqlite3");
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     let setup = Command::new("sqlite3")
         .arg(work.join("app.db"))
         .arg("create table t(id integer primary key, v text); insert into t(v) values ('a'),('b'),('c');")
@@ -455,9 +460,7 @@ fn a_shell_session_with_coreutils() {
 /// write that failed with `EPIPE` passed no byte and is not issued.
 #[test]
 fn a_write_whose_reader_left_replays_clean() {
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     for backend in ["ptrace", "auto"] {
         let trace = record_with(
             tmp.path(),
@@ -582,9 +585,7 @@ fn files_only_queried_replay_clean_without_their_contents() {
 /// Both back ends.
 #[test]
 fn pre_existing_hard_links_stay_one_file() {
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     for backend in ["ptrace", "ebpf"] {
         std::fs::write(work.join("a"), b"original\n").unwrap();
         let _ = std::fs::remove_file(work.join("b"));
@@ -967,9 +968,7 @@ fn git_init_add_commit() {
 fn make_builds_a_small_c_project() {
     require("make");
     require("cc");
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     let mut calls = String::new();
     for i in 1..=6 {
         std::fs::write(
@@ -1019,9 +1018,7 @@ fn make_builds_a_small_c_project() {
 #[test]
 fn rocksdb_db_bench() {
     require("db_bench");
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     let db = work.join("db");
     record_and_replay(
         tmp.path(),
@@ -1041,9 +1038,7 @@ fn rocksdb_db_bench() {
 #[test]
 fn fio_with_several_jobs() {
     require("fio");
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     let trace = record(
         tmp.path(),
         &work,
@@ -1277,9 +1272,7 @@ fn allocations_replay_onto_a_file_system_without_fallocate() {
 #[test]
 fn direct_io_replays_clean() {
     require("fio");
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     let fio = |engine: &str| {
         format!(
             "fio --name=d --ioengine={engine} --direct=1 --rw=randrw --bs=8k --size=256k \
@@ -1306,9 +1299,7 @@ fn direct_io_replays_clean() {
 #[test]
 fn fio_splice_and_posix_aio_engines_replay_clean() {
     require("fio");
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     let script = "for e in splice posixaio; do fio --name=$e --ioengine=$e --rw=randrw --bs=4k \
                   --size=256k --filename=f-$e --fsync=4 --output=/dev/null || exit 1; done";
     for backend in ["ptrace", "auto"] {
@@ -1326,9 +1317,7 @@ fn fio_splice_and_posix_aio_engines_replay_clean() {
 #[test]
 fn fio_mmap_engine_replays_clean() {
     require("fio");
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     let args = [
         "fio",
         "--name=m",
@@ -1744,9 +1733,7 @@ fn pipes_opened_by_their_dev_fd_names_replay_clean() {
     for tool in ["bash", "seq", "sort", "join", "cat"] {
         require(tool);
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     let script = "seq 1 200000 > a && seq 100000 300000 > b && \
                   join <(sort a) <(sort b) > joined && \
                   sort -r a | cat /dev/stdin > reversed && cat /dev/stdin < b > copy";
@@ -1766,9 +1753,7 @@ fn pipes_opened_by_their_dev_fd_names_replay_clean() {
 #[test]
 fn device_nodes_replay_inert() {
     require_root("records mknod of device nodes");
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     let script =
         "umask 022 && mknod nul c 1 3 && mknod blk b 7 0 && echo x > nul && cat nul > got && \
                   stat -c '%F %a' nul blk > types && ls -l > listing";
@@ -1802,9 +1787,7 @@ fn device_nodes_replay_inert() {
 #[test]
 fn a_pseudo_terminal_session_replays_clean() {
     require("script");
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     for backend in ["ptrace", "auto"] {
         let trace = record_with(
             tmp.path(),
@@ -1842,9 +1825,7 @@ fn record_redirected(work: &Path, trace: &Path, backend: &str, command: &str) {
 /// it: a mismatched `stat` and a final state that differed.
 #[test]
 fn output_redirected_into_a_file_the_command_names_replays_clean() {
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     std::fs::write(work.join("app.log"), "from before\n").unwrap();
     let trace = tmp.path().join("t.rtr");
     for backend in ["ptrace", "auto"] {
@@ -1884,9 +1865,7 @@ fn output_redirected_into_a_file_the_command_names_replays_clean() {
 /// `out` empty, and never made `f` at all while calling the replay clean.
 #[test]
 fn files_inherited_for_reading_are_opened_again() {
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     let trace = tmp.path().join("t.rtr");
     for backend in ["ptrace", "auto"] {
         std::fs::write(work.join("in"), "1\n2\n3\n").unwrap();
@@ -1917,9 +1896,7 @@ fn files_inherited_for_reading_are_opened_again() {
 /// them unsaid.
 #[test]
 fn buffers_the_trace_lacks_are_counted_not_compared() {
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     std::fs::write(work.join("in"), "x".repeat(100)).unwrap();
     let trace = tmp.path().join("t.rtr");
     let rec = output_within(
@@ -1956,9 +1933,7 @@ fn buffers_the_trace_lacks_are_counted_not_compared() {
 /// state differing).
 #[test]
 fn stdout_and_stderr_into_one_file_share_its_offset() {
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     let trace = tmp.path().join("t.rtr");
     for backend in ["ptrace", "auto"] {
         record_redirected(
@@ -2044,9 +2019,7 @@ fn ended_within(child: &mut std::process::Child) -> Option<std::process::ExitSta
 #[test]
 fn files_a_process_had_open_before_an_attach_replay_clean() {
     require_root("attaching to a process with ptrace");
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     std::fs::write(work.join("log"), "old\n").unwrap();
     std::fs::write(work.join("db"), "0123456789\n").unwrap();
     // Waits for a line on stdin, sent once the recorder has attached.
@@ -2106,9 +2079,7 @@ fn files_a_process_had_open_before_an_attach_replay_clean() {
 fn detaching_from_a_process_that_goes_on_writing_replays_clean() {
     require_root("attaching to a process with ptrace");
     require("python3");
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     let script = "import threading, os\n\
                   def run(name):\n\
                   \x20   f = open(name, 'a')\n\
@@ -2163,9 +2134,7 @@ fn detaching_from_a_process_that_goes_on_writing_replays_clean() {
 /// `record -- cmd > build.log 2>&1` reported the file differing.
 #[test]
 fn recorder_messages_stay_out_of_the_commands_output_file() {
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     let trace = tmp.path().join("t.rtr");
     for backend in ["ptrace", "auto"] {
         let script = format!(
@@ -2208,9 +2177,7 @@ fn recorder_messages_stay_out_of_the_commands_output_file() {
 /// rather than print "0 paths checked, 0 differ" as a clean replay does.
 #[test]
 fn a_recovered_trace_says_its_final_state_was_not_checked() {
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     let trace = tmp.path().join("t.rtr");
     let mut recorder = Command::new(bin())
         .current_dir(&work)
@@ -2277,9 +2244,7 @@ fn a_recovered_trace_says_its_final_state_was_not_checked() {
 /// directory's files).
 #[test]
 fn a_program_looking_at_its_own_trace_replays_clean() {
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     for backend in ["ptrace", "auto"] {
         let rec = output_within(
             Command::new(bin())
@@ -2372,9 +2337,7 @@ fn processes_that_come_and_go_fast_replay_clean() {
 #[test]
 fn fio_libaio_engine_replays_clean() {
     require("fio");
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     let args = [
         "fio",
         "--name=aio",
@@ -2407,9 +2370,7 @@ fn fio_libaio_engine_replays_clean() {
 #[test]
 fn fio_io_uring_engine_replays_clean() {
     require("fio");
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     let fio = |extra: &[&str]| -> Vec<String> {
         let mut v: Vec<String> = [
             "fio",
@@ -2906,9 +2867,7 @@ fn records(trace: &Path) -> Vec<reanimator_trace::Record> {
 #[test]
 fn the_timings_trace_holds_every_executed_call_with_replay_times() {
     use reanimator_trace::Record;
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
+    let (tmp, work) = scratch();
     let trace = record_with(
         tmp.path(),
         &work,
