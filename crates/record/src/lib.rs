@@ -329,8 +329,8 @@ pub fn now_ns() -> u64 {
 
 /// The regular files a process had open when the recorder began following
 /// it that replay opens again ([`reanimator_fsstate::reopened_at_start`]):
-/// a spawned command's output files (`cmd > build.log`), any file of a
-/// process attached to. It may write to them through no call that names
+/// a spawned command's files (`cmd > build.log`, `cmd < in`), any file
+/// of a process attached to. It may write to them through no call that names
 /// them, so both recorders record their state before it runs on: a later
 /// call naming one (`ls -la`, `git status`) would otherwise record it
 /// after the process had written to it, and replay, which writes through

@@ -266,13 +266,13 @@ impl FdEntry {
 
     /// The entry for a descriptor a process had when the recorder began
     /// following it (`start` is how it began). A regular file replay has
-    /// in DIR that it opens again ([`reopened_at_start`]: `cmd > log`, the
-    /// files of a process attached to) is opened there with its recorded
-    /// access mode and offset, so what the process writes through it lands
-    /// in the file the final state checks, and what it reads comes from
-    /// the file; before 2026-11-27 output went nowhere and the file
-    /// differed. Anything else (a terminal, a pipe, a file a spawned
-    /// command reads from, a file not in DIR) is simulated.
+    /// in DIR that it opens again ([`reopened_at_start`]: `cmd > log`,
+    /// `cmd < in`, the files of a process attached to) is opened there
+    /// with its recorded access mode and offset, so what the process
+    /// writes through it lands in the file the final state checks, and
+    /// what it reads comes from the file; before 2026-11-27 output went
+    /// nowhere and the file differed. Anything else (a terminal, a pipe, a
+    /// file not in DIR) is simulated.
     pub fn inherited(root: &Root, start: StartCause, fd: &FdInfo) -> Self {
         let flags = fd.flags as i32;
         let cloexec = flags & libc::O_CLOEXEC != 0;
