@@ -463,7 +463,9 @@ macro_rules! parity {
 // decides where a signal lands); crates/cli/tests/replay.rs records those
 // with the default back end and replays them.
 // uring_edges is this crate's: a forked child using its parent's ring, a
-// registered ring descriptor, a ring polled by a kernel thread.
+// registered ring descriptor, a ring polled by a kernel thread. So is
+// leader_exit: a leader thread that ends before the process does. And
+// sigpipe: a signal the kernel sends with no siginfo.
 parity!(
     files,
     dirs,
@@ -476,5 +478,7 @@ parity!(
     forks,
     aio,
     uring,
-    uring_edges
+    uring_edges,
+    leader_exit,
+    sigpipe
 );

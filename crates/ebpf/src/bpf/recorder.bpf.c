@@ -69,6 +69,9 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define SI_KERNEL_CODE 0x80
 #define SI_USER_CODE 0
 #define SI_TKILL_CODE (-6)
+/* signal_generate's info for a signal the kernel sends with no siginfo of
+ * its own to give (SEND_SIG_PRIV; SEND_SIG_NOINFO is NULL). */
+#define SEND_SIG_PRIV_INFO ((struct kernel_siginfo *)1)
 /* How long after a child's back-pressure stop its parent's own stop is
  * taken for the wrapper's reflex (see `on_signal_generate`). */
 #define REFLEX_WINDOW_NS (2ULL * 1000 * 1000 * 1000)
@@ -165,6 +168,19 @@ struct {
 	__type(key, __u32);
 	__type(value, __s32);
 } last_sigchld SEC(".maps");
+
+/* A process whose leader thread ended before its other threads: the
+ * leader's exit record waits for the process's end, as the parent's wait
+ * (and ptrace) sees it. Whichever of the leader and the last thread out
+ * comes second emits it; the first leaves its mark here (`leader_gone`). */
+#define LAST_THREAD_GONE 0xffffffffu
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, __u32);
+} leader_gone SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -2012,12 +2028,60 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	return 0;
 }
 
+/* The status the parent's wait reports for a process whose leader ended
+ * with `leader_code`: the group's, if a thread ended the group. */
+static __always_inline __u32 process_status(struct task_struct *p, __u32 leader_code)
+{
+	struct signal_struct *s = p->signal;
+	if (BPF_CORE_READ(s, flags) & SIGNAL_GROUP_EXIT_FLAG)
+		return BPF_CORE_READ(s, group_exit_code);
+	return leader_code;
+}
+
+static __always_inline void emit_exit(__u32 tid, __u32 tgid, __u32 code)
+{
+	struct rec_exit *r = reserve_record(sizeof(*r));
+	if (!r)
+		return;
+	r->h.type = REC_EXIT;
+	r->h.tid = tid;
+	r->h.seq = __sync_fetch_and_add(&next_seq, 1);
+	r->h.time_ns = bpf_ktime_get_ns();
+	r->tgid = tgid;
+	r->code = code;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+/* The leader's exit record waits for the process's end (its last thread,
+ * which may be an io_uring worker): the first of the two to come leaves
+ * its mark in `leader_gone`, the second emits the record. */
+static __always_inline void leader_or_last_gone(struct task_struct *p, __u32 tgid, bool leader)
+{
+	__u32 mark = leader ? p->exit_code : LAST_THREAD_GONE;
+	if (bpf_map_update_elem(&leader_gone, &tgid, &mark, BPF_NOEXIST) == 0)
+		return;
+	__u32 code = mark;
+	if (!leader) {
+		__u32 *left = bpf_map_lookup_elem(&leader_gone, &tgid);
+		code = left ? *left : 0;
+	}
+	bpf_map_delete_elem(&leader_gone, &tgid);
+	emit_exit(tgid, tgid, process_status(p, code));
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_task_exit, struct task_struct *p, bool group_dead)
 {
 	__u32 tgid = p->tgid;
-	if ((p->flags & PF_IO_WORKER_FLAG) || !is_traced(tgid))
+	if (!is_traced(tgid))
 		return 0;
+	bool leader = p->pid == tgid;
+	if (p->flags & PF_IO_WORKER_FLAG) {
+		/* Not the program's thread, but it may be the last one out. */
+		if (group_dead)
+			leader_or_last_gone(p, tgid, false);
+		return 0;
+	}
 	struct inflight *f = bpf_task_storage_get(&calls, p, 0, 0);
 	if (f && f->active) {
 		/* exit, exit_group, or a call the task was killed inside. */
@@ -2030,19 +2094,16 @@ int BPF_PROG(on_task_exit, struct task_struct *p, bool group_dead)
 	if (group_dead && (p->exit_code & 0x7f))
 		emit_mapped_at_exit(tgid, p->pid);
 	struct task_struct *execing = BPF_CORE_READ(p, signal, group_exec_task);
-	bool superseded = execing && execing != p && p->pid == p->tgid;
-	if (!superseded) {
-		struct rec_exit *r = reserve_record(sizeof(*r));
-		if (r) {
-			r->h.type = REC_EXIT;
-			r->h.tid = p->pid;
-			r->h.seq = __sync_fetch_and_add(&next_seq, 1);
-			r->h.time_ns = bpf_ktime_get_ns();
-			r->tgid = tgid;
-			r->code = p->exit_code;
-			bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
-		}
+	if (leader && execing && execing != p)
+		return 0; /* superseded: the exec's thread goes on as the leader */
+	if (leader && group_dead) {
+		emit_exit(tgid, tgid, process_status(p, p->exit_code));
+		return 0;
 	}
+	if (!leader)
+		emit_exit(p->pid, tgid, p->exit_code);
+	if (leader || group_dead)
+		leader_or_last_gone(p, tgid, leader);
 	return 0;
 }
 
@@ -2063,14 +2124,14 @@ int BPF_PROG(on_task_free, struct task_struct *p)
 	bpf_map_delete_elem(&continued, &tgid);
 	bpf_map_delete_elem(&child_stopped, &tgid);
 	bpf_map_delete_elem(&last_sigchld, &tgid);
+	bpf_map_delete_elem(&leader_gone, &tgid);
 	uring_forget(tgid);
 	return 0;
 }
 
-/* Records the delivery of `sig` (with `info`, if any) to thread `tid` of
- * process `tgid`. */
-static __always_inline void emit_signal(__u32 tid, __u32 tgid, int sig, int code,
-					struct kernel_siginfo *info)
+/* Records the delivery of `sig` (si_code `code`, from process `sender`)
+ * to thread `tid` of process `tgid`. */
+static __always_inline void emit_signal(__u32 tid, __u32 tgid, int sig, int code, __u32 sender)
 {
 	struct rec_signal *r = reserve_record(sizeof(*r));
 	if (!r)
@@ -2082,7 +2143,7 @@ static __always_inline void emit_signal(__u32 tid, __u32 tgid, int sig, int code
 	r->tgid = tgid;
 	r->signo = sig;
 	r->code = code;
-	r->sender = info ? BPF_CORE_READ(info, _sifields._kill._pid) : 0;
+	r->sender = sender;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 }
 
@@ -2097,13 +2158,15 @@ int BPF_PROG(on_signal, int sig, struct kernel_siginfo *info, struct k_sigaction
 	/* Our own back-pressure stop is not the program's signal. */
 	if (sig == SIGSTOP_NR && code == SI_KERNEL_CODE)
 		return 0;
-	/* A SIGKILL with no siginfo is the kernel ending each thread of a
-	 * process on its way out (exit_group, or a fatal signal, recorded by
-	 * on_fatal_signal), not a signal the program was sent: ptrace shows
-	 * no such delivery either. */
-	if (sig == SIGKILL_NR && !info)
+	/* A SIGKILL is the kernel ending each thread of a process on its way
+	 * out: after exit_group (no siginfo), after a fatal signal (recorded
+	 * by on_fatal_signal; its SIGKILL comes with a blank SI_USER
+	 * siginfo), or after a SIGKILL sent, which the exit record names.
+	 * ptrace shows no such delivery either. */
+	if (sig == SIGKILL_NR)
 		return 0;
-	emit_signal((__u32)pid_tgid, tgid, sig, code, info);
+	__u32 sender = info ? BPF_CORE_READ(info, _sifields._kill._pid) : 0;
+	emit_signal((__u32)pid_tgid, tgid, sig, code, sender);
 	return 0;
 }
 
@@ -2125,8 +2188,20 @@ int BPF_PROG(on_fatal_signal, int sig, struct kernel_siginfo *info, struct task_
 	if (!(BPF_CORE_READ(s, flags) & SIGNAL_GROUP_EXIT_FLAG) ||
 	    BPF_CORE_READ(s, group_exit_code) != sig)
 		return 0;
-	int code = info ? BPF_CORE_READ(info, si_code) : 0;
-	emit_signal(task->pid, tgid, sig, code, info);
+	/* The kernel's own signals come with no siginfo to read: SIGPIPE, for
+	 * one, is sent as SEND_SIG_NOINFO (0), which the kernel fills in as
+	 * SI_USER from the sending process (here, the one writing), and
+	 * SEND_SIG_PRIV (1) as SI_KERNEL from no process. */
+	int code = SI_USER_CODE;
+	__u32 sender = bpf_get_current_pid_tgid() >> 32;
+	if (info == SEND_SIG_PRIV_INFO) {
+		code = SI_KERNEL_CODE;
+		sender = 0;
+	} else if (info) {
+		code = BPF_CORE_READ(info, si_code);
+		sender = BPF_CORE_READ(info, _sifields._kill._pid);
+	}
+	emit_signal(task->pid, tgid, sig, code, sender);
 	return 0;
 }
 
