@@ -388,6 +388,20 @@ pub fn gids(list: &[u8]) -> impl Iterator<Item = u32> + '_ {
         .map(|g| u32::from_le_bytes(g.try_into().expect("chunks of 4 bytes")))
 }
 
+/// The file-system path a Unix socket address names (`bind` makes the
+/// socket file there), or `None` for another family, an abstract or an
+/// unnamed address: the recorders record that path's state, and replay
+/// makes the file.
+pub fn unix_socket_path(addr: &[u8]) -> Option<&[u8]> {
+    const AF_UNIX: u16 = 1;
+    if u16::from_le_bytes(addr.get(..2)?.try_into().ok()?) != AF_UNIX {
+        return None;
+    }
+    let path = addr.get(2..)?;
+    let path = &path[..path.iter().position(|&b| b == 0).unwrap_or(path.len())];
+    (!path.is_empty()).then_some(path)
+}
+
 /// Structures the catalogue knows by layout, for decoding and verification.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StructType {

@@ -1172,3 +1172,25 @@ fn pseudo_calls_are_numbered_above_every_real_call_and_found_by_number_and_name(
     assert!(matches!(m.params()[0].kind, Kind::Mapped { len: 1 }));
     assert_eq!(m.effect, Effect::Sync);
 }
+
+/// A Unix address names a file only with a path: not an abstract name
+/// (leading NUL), not an unnamed address, not another family.
+#[test]
+fn unix_socket_paths_are_named_addresses_only() {
+    use reanimator_catalogue::unix_socket_path;
+    let unix = |rest: &[u8]| [&(libc::AF_UNIX as u16).to_le_bytes()[..], rest].concat();
+    assert_eq!(
+        unix_socket_path(&unix(b"run/s.sock\0junk")),
+        Some(&b"run/s.sock"[..])
+    );
+    assert_eq!(unix_socket_path(&unix(b"no-nul")), Some(&b"no-nul"[..]));
+    assert_eq!(unix_socket_path(&unix(b"\0abstract")), None);
+    assert_eq!(unix_socket_path(&unix(b"")), None);
+    let inet = [
+        &(libc::AF_INET as u16).to_le_bytes()[..],
+        b"\x1f\x90\x7f\0\0\x01",
+    ]
+    .concat();
+    assert_eq!(unix_socket_path(&inet), None);
+    assert_eq!(unix_socket_path(b"\x01"), None);
+}

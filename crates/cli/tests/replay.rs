@@ -1557,6 +1557,9 @@ fn calls_a_seccomp_filter_refused_are_not_replayed() {
 /// receive that follows. The same over connections to a named socket
 /// (`fdpass named`): those shared one queue, and 4 files differed with no
 /// mismatch; the nth connect to a name is now paired with the nth accept.
+/// The socket file `bind` makes has its state from before the `bind`
+/// (absent): it was recorded at the first later call naming it, as a
+/// socket, which replay's preparation said it had not made.
 #[test]
 fn descriptors_passed_over_a_socket_share_the_senders_file() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1575,10 +1578,18 @@ fn descriptors_passed_over_a_socket_share_the_senders_file() {
         let trace = record_with(tmp.path(), &work, backend, &argv);
         let a = std::fs::read_to_string(work.join("a.txt")).unwrap();
         assert_eq!(a, "parent\nchild\nparent again\n", "{backend} {mode:?}");
+        if mode.is_some() {
+            let before = format!("path before \"{}\": absent", work.join("s.sock").display());
+            assert!(
+                dump_whole(&trace).contains(&before),
+                "{backend}: no `{before}`"
+            );
+        }
         for order in ["overlap", "strict", "commute"] {
             let root = tmp.path().join("root");
             let _ = std::fs::remove_dir_all(&root);
-            replay_clean_at(&root, &trace, &["--order", order]);
+            let err = replay_clean_at(&root, &trace, &["--order", order]);
+            assert!(!err.contains("not created"), "{backend} {mode:?}: {err}");
             let replayed = root.join(work.strip_prefix("/").unwrap());
             same_files(
                 &replayed,

@@ -13,7 +13,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
-use reanimator_catalogue::{all, FlagSet, Group, Kind, Syscall};
+use reanimator_catalogue::{all, Effect, FlagSet, Group, Kind, Syscall};
 
 /// Where the child puts its listener for the recorder to take.
 const GATE_FD: RawFd = 1000;
@@ -185,8 +185,10 @@ impl Rule {
         let params = row.params();
         let paths = params.iter().filter(|p| p.kind == Kind::Path).count();
         if paths == 0 {
-            return KEEPS_LATE_PATHS_RESOLVABLE
-                .contains(&(row.nr as i64))
+            // bind may make a socket file where its address says: held,
+            // whatever the family (the filter cannot read the address).
+            return (KEEPS_LATE_PATHS_RESOLVABLE.contains(&(row.nr as i64))
+                || row.effect == Effect::Bind)
                 .then_some(Rule {
                     query: false,
                     open_flags: None,

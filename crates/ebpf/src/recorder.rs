@@ -17,10 +17,10 @@ use reanimator_fsstate::{Need, Snapshotter};
 use reanimator_record::mappings::SharedMappings;
 use reanimator_record::{
     clear_stop_request, discard_stopped, exit_status, files_open_at_start, fork_stopped,
-    keep_messages_out_of, now_ns, process_start, read_mem, say, signal_sender, spawned_start,
-    status, stop_requested, task_ids, touched_paths, watch_stop_signals, with_writer_thread,
-    CaptureCounts, Captures, ChildSetup, DataPolicy, Error, FlushClock, LeftBehind, RecordSummary,
-    SavedState, Sink, SnapshotPolicy, Status, Target, CAPTURE_MAX,
+    keep_messages_out_of, names_socket_file, now_ns, process_start, read_mem, say, signal_sender,
+    spawned_start, status, stop_requested, task_ids, touched_paths, watch_stop_signals,
+    with_writer_thread, CaptureCounts, Captures, ChildSetup, DataPolicy, Error, FlushClock,
+    LeftBehind, RecordSummary, SavedState, Sink, SnapshotPolicy, Status, Target, CAPTURE_MAX,
 };
 use reanimator_trace::{
     CaptureHead, CaptureStatus, ExitStatus, Loss, ProcessExit, ProcessStart, Record, Role,
@@ -35,6 +35,9 @@ use crate::records::{
 };
 use crate::skel::{RecorderSkel, RecorderSkelBuilder};
 use crate::{spec, Options};
+
+/// `sizeof(struct sockaddr_un)`: family and a 108-byte path.
+const SOCKADDR_UN_LEN: usize = 110;
 
 /// How often the ring is drained while records come.
 const POLL: Duration = Duration::from_micros(500);
@@ -518,10 +521,20 @@ impl<'s> Recorder<'s, '_, '_> {
         if let Some(row) = catalogue::by_nr(held.nr) {
             let paths: Vec<Option<Vec<u8>>> = (0..6)
                 .map(|i| {
-                    row.params()
-                        .get(i)
-                        .filter(|p| p.kind == catalogue::Kind::Path && held.args[i] != 0)
-                        .and_then(|_| read_path(held.pid, held.args[i]))
+                    let p = row.params().get(i)?;
+                    if held.args[i] == 0 {
+                        None
+                    } else if p.kind == catalogue::Kind::Path {
+                        read_path(held.pid, held.args[i])
+                    } else if names_socket_file(row, i) {
+                        // struct sockaddr_un, its length the next argument.
+                        let mut addr = vec![0; (held.args[i + 1] as usize).min(SOCKADDR_UN_LEN)];
+                        let got = read_mem(held.pid, held.args[i], &mut addr);
+                        addr.truncate(got);
+                        Some(addr)
+                    } else {
+                        None
+                    }
                 })
                 .collect();
             let (touched, unnamed) = touched_paths(held.pid, row, &held.args, |arg| {

@@ -365,10 +365,15 @@ pub fn touched_paths<'a>(
     let mut out = Vec::new();
     let mut unnamed = 0;
     for (i, p) in params.iter().enumerate() {
-        if p.kind != catalogue::Kind::Path {
-            continue;
-        }
-        let Some(path) = path_of(i as u8) else {
+        let named = match p.kind {
+            catalogue::Kind::Path => path_of(i as u8),
+            // A socket file: `path_of` gives the address.
+            _ if names_socket_file(row, i) => {
+                path_of(i as u8).and_then(catalogue::unix_socket_path)
+            }
+            _ => continue,
+        };
+        let Some(path) = named else {
             continue;
         };
         if path.is_empty() {
@@ -409,6 +414,8 @@ pub fn touched_paths<'a>(
         };
         let need = match row.open_flags(args).map(|f| f as i32) {
             _ if row.in_groups(catalogue::Group::QUERY) => Need::Query,
+            // Made there: it fails if the path exists.
+            _ if row.effect == catalogue::Effect::Bind => Need::Metadata,
             _ if row.effect == catalogue::Effect::Move => Need::Tree,
             _ if row.effect == catalogue::Effect::Remove => Need::Removal,
             Some(f) if f & libc::O_TRUNC != 0 && f & libc::O_ACCMODE != libc::O_RDONLY => {
@@ -424,6 +431,20 @@ pub fn touched_paths<'a>(
         out.push((join(&base, from_base), need));
     }
     (out, unnamed)
+}
+
+/// Whether parameter `i` of `row` is a socket address that makes a file
+/// where it names one (`bind` of a Unix socket): the recorders read its
+/// bytes for [`touched_paths`].
+pub fn names_socket_file(row: &catalogue::Syscall, i: usize) -> bool {
+    row.effect == catalogue::Effect::Bind
+        && matches!(
+            row.params().get(i).map(|p| p.kind),
+            Some(catalogue::Kind::Struct {
+                ty: catalogue::StructType::Sockaddr,
+                ..
+            })
+        )
 }
 
 /// Set once a traced process calls `chroot`: from then on [`touched_paths`]

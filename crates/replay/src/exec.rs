@@ -577,9 +577,10 @@ fn unix_address(ev: &SyscallEvent) -> Option<&[u8]> {
 /// The path name of a `bind`'s Unix socket address (not an abstract or
 /// unnamed one).
 fn unix_socket_path(ev: &SyscallEvent) -> Option<&[u8]> {
-    let path = unix_address(ev)?;
-    let path = &path[..path.iter().position(|&b| b == 0).unwrap_or(path.len())];
-    (!path.is_empty()).then_some(path)
+    ev.capture(1, Role::Entry)
+        .filter(|c| c.status == CaptureStatus::Complete)
+        .and_then(|c| c.data.as_deref())
+        .and_then(catalogue::unix_socket_path)
 }
 
 /// The clone flags of a call that spawns (`implied`: those its row's
