@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 
 use common::wait_for;
 
-use reanimator_trace::{CaptureStatus, ExitStatus, ReadOptions, Reader, Record, Role};
+use reanimator_trace::{CaptureStatus, ExitStatus, PathPhase, ReadOptions, Reader, Record, Role};
 
 fn record(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_reanimator"))
@@ -47,6 +47,42 @@ fn replay_warns_that_a_trace_without_initial_state_needs_its_files() {
         // Without the file's recorded state, the empty root lacks it.
         assert_eq!(replay.status.success(), !warned, "{snapshot}: {err}");
     }
+}
+
+/// With `--snapshot off` nothing of the initial state is stored, but the
+/// final manifest still names every path the trace touched, under both
+/// back ends (before, the eBPF one, with no path gate, named none, and
+/// replay had no final state to check).
+#[test]
+fn without_initial_state_both_back_ends_write_the_same_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("in"), "pre-existing").unwrap();
+    let mut manifests = Vec::new();
+    for backend in ["ptrace", "ebpf"] {
+        let name = format!("{backend}.rtr");
+        let args = ["--backend", backend, "--snapshot", "off", "-o", &name, "--"];
+        let out = record(
+            dir.path(),
+            &[&args[..], &["sh", "-c", "echo hi > out; cat in > copy"]].concat(),
+        );
+        assert!(out.status.success(), "{backend}: {out:?}");
+        let mut after: Vec<Vec<u8>> = records(&dir.path().join(&name))
+            .into_iter()
+            .filter_map(|r| match r {
+                Record::PathState(p) if p.phase == PathPhase::After => Some(p.path),
+                Record::PathState(p) => panic!("{backend}: a state before: {p:?}"),
+                _ => None,
+            })
+            .collect();
+        after.sort();
+        for file in ["in", "out", "copy"] {
+            let path = dir.path().join(file);
+            let path = path.to_str().unwrap().as_bytes();
+            assert!(after.iter().any(|p| p == path), "{backend}: no {file}");
+        }
+        manifests.push(after);
+    }
+    assert_eq!(manifests[0], manifests[1], "ptrace's manifest, then eBPF's");
 }
 
 #[test]
@@ -832,12 +868,15 @@ fn an_exit_a_parent_was_not_told_of_is_reported() {
         "not counted in the summary: {shown}"
     );
     // With no initial state asked for, the gate holds exits only: it must
-    // record no path either.
-    let paths = records(&dir.path().join("t.rtr"))
+    // record no initial state either (the final manifest is written).
+    let before = records(&dir.path().join("t.rtr"))
         .into_iter()
-        .filter(|r| matches!(r, Record::PathState(_) | Record::PathData(_)))
+        .filter(|r| match r {
+            Record::PathState(p) => p.phase == PathPhase::Before,
+            r => matches!(r, Record::PathData(_)),
+        })
         .count();
-    assert_eq!(paths, 0, "--snapshot off recorded path states");
+    assert_eq!(before, 0, "--snapshot off recorded initial path states");
 
     let bash = "dd if=/dev/zero of=out bs=64k count=2000 status=none; true";
     let (err, shown) = record_through_a_small_ring(dir.path(), &["bash", "-c", bash]);

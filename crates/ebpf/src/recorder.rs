@@ -629,8 +629,11 @@ impl<'s> Recorder<'s, '_, '_> {
     /// now is the state it saw unless another process changed the path
     /// meanwhile. A relative path whose base is gone (its process was
     /// killed before the recorder got here) is counted as unreadable.
+    /// With no gate (`--snapshot off`) every call's paths come here, only
+    /// to be named in the final manifest, as under ptrace.
     fn late_snapshot(&mut self, tid: u32, nr: u32, args: &[u64; 6]) -> Result<(), Error> {
-        let Some(row) = catalogue::by_nr(nr).filter(|row| late_paths(row, args)) else {
+        let gated = self.gate_holds_paths;
+        let Some(row) = catalogue::by_nr(nr).filter(|row| !gated || late_paths(row, args)) else {
             return Ok(());
         };
         let Some(task) = self.tasks.get(&tid) else {
@@ -1050,9 +1053,7 @@ impl<'s> Recorder<'s, '_, '_> {
                 if exit.is_none() && !catalogue::by_nr(nr).is_some_and(|r| r.ends_thread()) {
                     self.summary.unfinished += 1;
                 }
-                if self.gate_holds_paths {
-                    self.late_snapshot(tid, nr, &args)?;
-                }
+                self.late_snapshot(tid, nr, &args)?;
                 if let (Some(row), Some(x)) = (catalogue::by_nr(nr), head.exit) {
                     if nr == catalogue::MAPPED_AT_EXIT {
                         self.maps.captured_at_exit(tgid);
