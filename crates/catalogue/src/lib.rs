@@ -388,6 +388,32 @@ pub fn gids(list: &[u8]) -> impl Iterator<Item = u32> + '_ {
         .map(|g| u32::from_le_bytes(g.try_into().expect("chunks of 4 bytes")))
 }
 
+/// `prctl`'s operation that installs a seccomp filter.
+pub const PR_SET_SECCOMP: u64 = 22;
+/// `prctl`'s operation that drops a capability from the bounding set.
+pub const PR_CAPBSET_DROP: u64 = 24;
+
+/// The effective capability set a successful `capset` gave the thread
+/// it names (`header`, `data`: its [`StructType::CapHeader`] and
+/// [`StructType::CapData`]), and that thread (0: the caller). Version 1
+/// (`_LINUX_CAPABILITY_VERSION_1`) holds only the low 32 capabilities.
+pub fn caps_effective(header: &[u8], data: &[u8]) -> Option<(u64, i32)> {
+    const VERSION_1: u32 = 0x1998_0330;
+    let word = |d: &[u8], o: usize| {
+        d.get(o..o + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+    };
+    let version = word(header, 0)?;
+    let tid = word(header, 4)? as i32;
+    let low = u64::from(word(data, 0)?);
+    let high = if version == VERSION_1 {
+        0
+    } else {
+        u64::from(word(data, 12)?)
+    };
+    Some((low | high << 32, tid))
+}
+
 /// The file-system path a Unix socket address names (`bind` makes the
 /// socket file there), or `None` for another family, an abstract or an
 /// unnamed address: the recorders record that path's state, and replay
@@ -464,6 +490,11 @@ pub enum StructType {
     Cachestat,
     /// `aio_context_t` (a Linux AIO context id, 8 bytes).
     AioContext,
+    /// `struct __user_cap_header_struct` (capset: version and thread).
+    CapHeader,
+    /// `struct __user_cap_data_struct[2]` (capset, versions 2 and 3: the
+    /// effective, permitted and inheritable sets, low words then high).
+    CapData,
     /// `struct io_uring_params` ([`uring::Params`]).
     UringParams,
     /// `gid_t[]`, an array of group ids (setgroups; [`gids`]).
@@ -591,6 +622,9 @@ pub enum Effect {
     /// (`setgroups`), which permission checks consult after the
     /// effective group id.
     SetGroups,
+    /// Sets a thread's capabilities (`capset`): a root program that drops
+    /// `CAP_DAC_OVERRIDE` is refused what root otherwise may do.
+    SetCaps,
     /// Creates a Linux AIO context (`io_setup`), whose id its `Out`
     /// structure receives: replay creates its own and maps one to the
     /// other.
@@ -635,6 +669,11 @@ pub enum Effect {
     /// any errno without the kernel running it, so replay does not issue
     /// the thread's failed calls.
     Seccomp(&'static [u64]),
+    /// `prctl`, two of whose operations matter to replay:
+    /// [`PR_SET_SECCOMP`] (as [`Effect::Seccomp`]) and [`PR_CAPBSET_DROP`],
+    /// which takes a capability from the thread's bounding set, so that a
+    /// root program's next `execve` leaves it without (`capsh --drop`).
+    Prctl,
 }
 
 /// Whose ids a [`Effect::SetIds`] call changes, and which of them.
@@ -864,7 +903,11 @@ impl Syscall {
     /// Whether the call, given `args`, puts its thread under a seccomp
     /// filter ([`Effect::Seccomp`]).
     pub fn installs_seccomp_filter(&self, args: &[u64; 6]) -> bool {
-        matches!(self.effect, Effect::Seccomp(ops) if ops.contains(&args[0]))
+        match self.effect {
+            Effect::Seccomp(ops) => ops.contains(&args[0]),
+            Effect::Prctl => args[0] == PR_SET_SECCOMP,
+            _ => false,
+        }
     }
 
     /// Index of the first parameter of kind `kind`.

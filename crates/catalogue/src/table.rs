@@ -207,7 +207,7 @@ pub(crate) const TABLE: &[Syscall] = &[
     sys!(123, setfsgid, [fsgid: Id], Int, Emulate, G::CREDS, E::SetIds(Ids::Group(Which::FileSystem))),
     raw!(124, getsid, Ignore, G::PROCESS),
     raw!(125, capget, Ignore, G::CREDS),
-    raw!(126, capset, Simulate, G::CREDS),
+    sys!(126, capset, [hdrp: st(S::CapHeader, In, Fixed(8)), datap: st(S::CapData, In, Fixed(24))], Int, Emulate, G::CREDS, E::SetCaps),
     raw!(127, rt_sigpending, Ignore, G::SIGNAL),
     raw!(128, rt_sigtimedwait, Simulate, G::SIGNAL),
     raw!(129, rt_sigqueueinfo, Simulate, G::SIGNAL),
@@ -239,7 +239,7 @@ pub(crate) const TABLE: &[Syscall] = &[
     raw!(155, pivot_root, Simulate, G::FILE),
     raw!(156, _sysctl, Simulate, 0),
     // PR_SET_SECCOMP.
-    raw!(157, prctl, Simulate, G::PROCESS, E::Seccomp(&[22])),
+    raw!(157, prctl, Simulate, G::PROCESS, E::Prctl),
     raw!(158, arch_prctl, Simulate, G::PROCESS),
     raw!(159, adjtimex, Simulate, G::CLOCK),
     raw!(160, setrlimit, Simulate, 0),

@@ -743,6 +743,7 @@ fn effects_have_the_arguments_their_followers_read() {
                     ]
             }
             Effect::Seccomp(ops) => s.params.is_none() && !ops.is_empty(),
+            Effect::Prctl => s.params.is_none() && s.name == "prctl",
             Effect::ShowsCpus | Effect::SetsCpus => {
                 kinds.first() == Some(&Kind::Pid) && matches!(kinds.get(2), Some(Kind::Buf { .. }))
             }
@@ -777,6 +778,21 @@ fn effects_have_the_arguments_their_followers_read() {
                     len: Len::ArgTimes(0, 4),
                 })
             ),
+            Effect::SetCaps => {
+                kinds
+                    == vec![
+                        Kind::Struct {
+                            ty: StructType::CapHeader,
+                            dir: Dir::In,
+                            len: Len::Fixed(8),
+                        },
+                        Kind::Struct {
+                            ty: StructType::CapData,
+                            dir: Dir::In,
+                            len: Len::Fixed(24),
+                        },
+                    ]
+            }
             Effect::AioSetup => matches!(
                 kinds.get(1),
                 Some(Kind::Struct {

@@ -2992,3 +2992,27 @@ fn the_timings_trace_holds_every_executed_call_with_replay_times() {
         "the trace is intact"
     );
 }
+
+/// A root program that drops capabilities (see `tests/programs/caps.c`):
+/// with `capset` from its effective set, then from its bounding set before
+/// an `execve`. Replay acts with the capabilities the program had, so its
+/// refused opens are refused again (before, replay as root was allowed:
+/// one mismatch each).
+#[test]
+fn dropped_capabilities_are_dropped_in_replay_too() {
+    require_root("drops capabilities root has");
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = program(tmp.path(), "caps");
+    for backend in ["ptrace", "ebpf"] {
+        let work = tmp.path().join(format!("work-{backend}"));
+        std::fs::create_dir_all(&work).unwrap();
+        let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
+        let report = std::fs::read_to_string(work.join("report")).unwrap();
+        assert_eq!(
+            report,
+            "dropped: Permission denied\ntaken back: opened\nafter exec: Permission denied\n",
+            "{backend}"
+        );
+        replay_clean(tmp.path(), &trace, &[]);
+    }
+}

@@ -147,6 +147,9 @@ pub(crate) struct Acting {
     now_groups: Option<Arc<[u32]>>,
     /// The replayer's supplementary groups.
     groups: Vec<libc::gid_t>,
+    /// The effective capabilities taken from a traced thread's `capset`
+    /// (`None`: the replayer's own).
+    now_caps: Option<u64>,
 }
 
 /// The replayer's own supplementary groups.
@@ -168,6 +171,7 @@ impl Acting {
             now: own,
             now_groups: None,
             groups: supplementary_groups(),
+            now_caps: None,
         }
     }
 
@@ -176,12 +180,13 @@ impl Acting {
         let Some(own) = self.own else { return };
         let want = creds.map_or(own, |c| (c.uid[FS], c.gid[FS]));
         let want_groups = creds.and_then(|c| c.groups.as_ref());
+        let want_caps = creds.and_then(|c| c.caps);
         let same_groups = match (want_groups, &self.now_groups) {
             (Some(a), Some(b)) => Arc::ptr_eq(a, b),
             (None, None) => true,
             _ => false,
         };
-        if want == self.now && same_groups {
+        if want == self.now && same_groups && want_caps == self.now_caps {
             return;
         }
         // Raw calls: glibc's wrappers would change every thread's ids.
@@ -198,8 +203,44 @@ impl Acting {
             };
             libc::syscall(libc::SYS_setgroups, groups.len(), groups.as_ptr());
         }
+        if want_caps.is_some() || self.now_caps.is_some() {
+            set_effective_caps(want_caps, want.0 != 0);
+        }
         self.now = want;
         self.now_groups = want_groups.cloned();
+        self.now_caps = want_caps;
+    }
+}
+
+/// Capabilities the kernel takes from a thread's effective set while its
+/// file-system user id is not 0 (`CAP_CHOWN`, `CAP_DAC_OVERRIDE`,
+/// `CAP_DAC_READ_SEARCH`, `CAP_FOWNER`, `CAP_FSETID`, `CAP_MKNOD`,
+/// `CAP_LINUX_IMMUTABLE`, `CAP_MAC_OVERRIDE`).
+const FS_CAPS: u64 = 0b1_1111 | 1 << 27 | 1 << 9 | 1 << 32;
+
+/// Makes this thread's effective capabilities `caps` (`None`: all it is
+/// permitted), less [`FS_CAPS`] when it acts as a user other than root,
+/// as `setfsuid` left them. Only the effective set changes: the permitted
+/// set stays whole, so a later `execve`'s full set can be taken back.
+fn set_effective_caps(caps: Option<u64>, not_root: bool) {
+    const VERSION_3: u32 = 0x2008_0522;
+    let mut header = [VERSION_3, 0];
+    let mut data = [0u32; 6];
+    // SAFETY: capget/capset with a version-3 header and two data structs
+    // (effective, permitted, inheritable each), on this thread.
+    unsafe {
+        if libc::syscall(libc::SYS_capget, header.as_mut_ptr(), data.as_mut_ptr()) != 0 {
+            return;
+        }
+        let permitted = u64::from(data[1]) | u64::from(data[4]) << 32;
+        let mut effective = caps.unwrap_or(permitted) & permitted;
+        if not_root {
+            effective &= !FS_CAPS;
+        }
+        data[0] = effective as u32;
+        data[3] = (effective >> 32) as u32;
+        header = [VERSION_3, 0];
+        libc::syscall(libc::SYS_capset, header.as_mut_ptr(), data.as_ptr());
     }
 }
 
@@ -2182,6 +2223,28 @@ impl Thread<'_> {
                     );
                 if let Some(c) = self.proc.creds.as_mut().filter(|_| took) {
                     c.set(ids, &ev.args);
+                }
+                Outcome::Simulated(None)
+            }
+            Effect::Prctl if expected == 0 && ev.args[0] == catalogue::PR_CAPBSET_DROP => {
+                if let (Some(c), Some(cap)) = (
+                    self.proc.creds.as_mut(),
+                    1u64.checked_shl(ev.args[1] as u32),
+                ) {
+                    c.bounding &= !cap;
+                }
+                Outcome::Simulated(None)
+            }
+            Effect::SetCaps => {
+                let header = ev.capture(0, Role::Entry).and_then(|c| c.data.as_deref());
+                let data = ev.capture(1, Role::Entry).and_then(|c| c.data.as_deref());
+                let set = header
+                    .zip(data)
+                    .and_then(|(h, d)| catalogue::caps_effective(h, d));
+                if let (Some((caps, tid)), Some(c), 0) = (set, self.proc.creds.as_mut(), expected) {
+                    if tid == 0 || tid as u32 == ev.tid {
+                        c.caps = Some(caps);
+                    }
                 }
                 Outcome::Simulated(None)
             }

@@ -674,6 +674,15 @@ pub(crate) struct Creds {
     /// list per `setgroups`, shared by the copies a fork makes, so a
     /// thread can tell at a glance whether its list changed.
     pub groups: Option<Arc<[u32]>>,
+    /// The effective capabilities a `capset` left (`None`: the
+    /// replayer's, as at the trace's start or after an `execve`, which
+    /// gives root its every capability back). Kept per process, though
+    /// the kernel keeps them per thread.
+    pub caps: Option<u64>,
+    /// The capabilities `prctl(PR_CAPBSET_DROP)` left in the bounding set
+    /// (all of them where the trace does not say): all root gets back at
+    /// an `execve`.
+    pub bounding: u64,
 }
 
 /// Index of the effective id in [`Creds`]' arrays.
@@ -689,7 +698,17 @@ impl Creds {
             uid: [uid, euid, euid, euid],
             gid: [gid, egid, egid, egid],
             groups: None,
+            caps: None,
+            bounding: !0,
         }
+    }
+
+    /// An `execve`: a root process (real or effective user id 0) gets
+    /// every capability of its bounding set; another keeps none, which
+    /// acting as its user already gives the file calls replay makes.
+    pub fn exec(&mut self) {
+        let root = self.uid[0] == 0 || self.uid[EFFECTIVE] == 0;
+        self.caps = (root && self.bounding != !0).then_some(self.bounding);
     }
 
     /// Applies a successful [`Effect::SetIds`] call with arguments `args`
@@ -1164,6 +1183,9 @@ impl Proc {
         self.fds = Arc::new(Mutex::new(kept));
         self.maps = Arc::default();
         self.aio = Arc::default();
+        if let Some(c) = self.creds.as_mut() {
+            c.exec();
+        }
     }
 
     /// The entry for traced descriptor `fd` as the call `ev` saw it.
@@ -1567,5 +1589,23 @@ mod tests {
         assert!(names(b"/a/c/../b", b"/a/b"));
         assert!(!names(b"", b"/"));
         assert!(names(b"/a/...", b"/a/..."), "`...` is a name");
+    }
+
+    /// An `execve` gives root its bounding set back as its capabilities,
+    /// whatever a `capset` had left, and another user none to emulate.
+    #[test]
+    fn exec_gives_root_its_bounding_set() {
+        let mut c = Creds::started(0, 0, 0, 0);
+        c.caps = Some(0b101);
+        c.exec();
+        assert_eq!(c.caps, None, "every capability, as the replayer has");
+        c.bounding &= !(1 << 1);
+        c.caps = Some(0);
+        c.exec();
+        assert_eq!(c.caps, Some(!(1 << 1)));
+        let mut user = Creds::started(1000, 1000, 1000, 1000);
+        user.bounding = 0;
+        user.exec();
+        assert_eq!(user.caps, None);
     }
 }

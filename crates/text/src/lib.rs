@@ -608,6 +608,19 @@ impl Renderer {
                     .join(", ")
             )),
             StructType::AioContext => u64_at(0).map(|v| format!("[{v:#x}]")),
+            StructType::CapHeader => match (u32_at(0), u32_at(4)) {
+                (Some(v), Some(pid)) => Some(format!("{{version={v:#x}, pid={}}}", pid as i32)),
+                _ => None,
+            },
+            StructType::CapData => {
+                let set = |o: usize| Some(u64::from(u32_at(o)?) | u64::from(u32_at(o + 12)?) << 32);
+                match (set(0), set(4), set(8)) {
+                    (Some(e), Some(p), Some(i)) => Some(format!(
+                        "{{effective={e:#x}, permitted={p:#x}, inheritable={i:#x}}}"
+                    )),
+                    _ => None,
+                }
+            }
             StructType::UringParams => uring::Params::parse(d).map(|p| {
                 format!(
                     "{{sq_entries={}, cq_entries={}, flags={:#x}, features={:#x}, ...}}",
