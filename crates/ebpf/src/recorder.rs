@@ -16,11 +16,12 @@ use reanimator_catalogue::{self as catalogue, Effect};
 use reanimator_fsstate::{Need, Snapshotter};
 use reanimator_record::mappings::SharedMappings;
 use reanimator_record::{
-    clear_stop_request, discard_stopped, exit_status, files_open_at_start, fork_stopped,
-    keep_messages_out_of, names_socket_file, now_ns, process_start, read_mem, say, signal_sender,
-    spawned_start, status, stop_requested, task_ids, touched_paths, watch_stop_signals,
-    with_writer_thread, CaptureCounts, Captures, ChildSetup, DataPolicy, Error, FlushClock,
-    LeftBehind, RecordSummary, SavedState, Sink, SnapshotPolicy, Status, Target, CAPTURE_MAX,
+    clear_stop_request, cwd_of, discard_stopped, exe_of, exit_status, files_open_at_start,
+    fork_stopped, keep_messages_out_of, names_socket_file, now_ns, process_start, read_mem, say,
+    signal_sender, spawned_start, status, stop_requested, task_ids, touched_paths,
+    watch_stop_signals, with_writer_thread, CaptureCounts, Captures, ChildSetup, DataPolicy, Error,
+    FlushClock, LeftBehind, RecordSummary, SavedState, Sink, SnapshotPolicy, Status, Target,
+    CAPTURE_MAX,
 };
 use reanimator_trace::{
     CaptureHead, CaptureStatus, ExitStatus, Loss, ProcessExit, ProcessStart, Record, Role,
@@ -1098,9 +1099,10 @@ impl<'s> Recorder<'s, '_, '_> {
                 if own_mm {
                     self.maps.inherit(ppid, tgid);
                 }
-                let cwd = std::fs::read_link(format!("/proc/{tid}/cwd"))
-                    .map(|p| p.into_os_string().into_encoded_bytes())
-                    .unwrap_or_default();
+                // A child a signal ended at once has no /proc left: it
+                // started in its creator's directory (the path gate holds
+                // a chdir until the records before it are read).
+                let cwd = cwd_of(tid).or_else(|| cwd_of(creator)).unwrap_or_default();
                 // A new process runs its parent's image until it execs (the
                 // child itself may have exec'd by now: its /proc is no use).
                 let (exe, argv) = if tgid == tid {
@@ -1111,7 +1113,12 @@ impl<'s> Recorder<'s, '_, '_> {
                         .cloned()
                         .unwrap_or_else(|| reanimator_record::image(parent))
                 } else {
-                    Default::default()
+                    // A thread: its process's image, as ptrace reads it.
+                    let exe = Some(exe_of(tid))
+                        .filter(|e| !e.is_empty())
+                        .or_else(|| self.images.get(&tgid).map(|(exe, _)| exe.clone()))
+                        .unwrap_or_default();
+                    (exe, Vec::new())
                 };
                 self.started(ProcessStart {
                     seq,

@@ -302,7 +302,7 @@ fn normalise(trace: &Path) -> Normal {
             Record::ProcessStart(p) => (
                 p.tid,
                 format!(
-                    "start {:?} {} ppid {} ids {} {} {} {} umask {:o}{}",
+                    "start {:?} {} ppid {} ids {} {} {} {} umask {:o} cwd {} exe {} argv {:?}",
                     p.cause,
                     id(p.tgid),
                     id(p.ppid),
@@ -311,20 +311,14 @@ fn normalise(trace: &Path) -> Normal {
                     p.euid,
                     p.egid,
                     p.umask,
+                    String::from_utf8_lossy(&p.cwd),
                     // A process runs an image (its parent's, if forked);
-                    // a thread's start says nothing of it.
-                    if p.tgid == p.tid {
-                        format!(
-                            " exe {} argv {:?}",
-                            String::from_utf8_lossy(&p.exe),
-                            p.argv
-                                .iter()
-                                .map(|a| String::from_utf8_lossy(a).into_owned())
-                                .collect::<Vec<_>>()
-                        )
-                    } else {
-                        String::new()
-                    }
+                    // a thread names its process's, with no argv.
+                    String::from_utf8_lossy(&p.exe),
+                    p.argv
+                        .iter()
+                        .map(|a| String::from_utf8_lossy(a).into_owned())
+                        .collect::<Vec<_>>()
                 ),
             ),
             Record::ProcessExit(p) => {

@@ -27,7 +27,7 @@ pub use process::{
     keep_messages_out_of, read_mapped, read_mem, say, spawned_start, stop_requested,
     take_refused_reads, watch_stop_signals, ChildSetup, LeftBehind, SavedState,
 };
-pub use procfs::{image, process_start, status, task_ids, Status};
+pub use procfs::{cwd_of, exe_of, image, process_start, status, task_ids, Status};
 use reanimator_catalogue as catalogue;
 pub use reanimator_fsstate::SnapshotPolicy;
 use reanimator_fsstate::{join, Need};

@@ -85,6 +85,17 @@ pub fn image(pid: u32) -> (Vec<u8>, Vec<Vec<u8>>) {
     )
 }
 
+/// The executable task `tid` runs (empty once it is gone): a created
+/// thread's start record names its process's image, as ptrace reads it.
+pub fn exe_of(tid: u32) -> Vec<u8> {
+    link(format!("/proc/{tid}/exe"))
+}
+
+/// The working directory of task `tid`, `None` once it is gone.
+pub fn cwd_of(tid: u32) -> Option<Vec<u8>> {
+    crate::dir_name(&format!("/proc/{tid}/cwd"))
+}
+
 fn link(path: String) -> Vec<u8> {
     fs::read_link(path)
         .map(|p| p.as_os_str().as_bytes().to_vec())
