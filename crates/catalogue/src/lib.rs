@@ -643,6 +643,10 @@ pub enum Effect {
     /// index; replay keeps which of its own descriptors each index
     /// stands for.
     UringRegister,
+    /// Sets (`true`) or clears the close-on-exec flag of its first
+    /// descriptor (`ioctl(FIOCLEX)`, `ioctl(FIONCLEX)`), which decides
+    /// what an `execve` keeps, as `fcntl(F_SETFD)` does.
+    CloseOnExec(bool),
     /// Makes the file of its first descriptor share the bytes of the file
     /// of its second (`ioctl(FICLONE)`, which `cp` issues on XFS and
     /// btrfs). Nothing of those bytes passes through the call, so replay
@@ -1092,6 +1096,12 @@ pub fn by_nr(nr: u32) -> Option<&'static Syscall> {
 /// `FICLONE`, the `ioctl` request that makes one file share another's
 /// bytes.
 pub const FICLONE: u64 = 0x4004_9409;
+
+/// `FIOCLEX` and `FIONCLEX`, the `ioctl` requests that set and clear a
+/// descriptor's close-on-exec flag (Python's `os.set_inheritable`).
+pub const FIOCLEX: u64 = 0x5451;
+/// See [`FIOCLEX`].
+pub const FIONCLEX: u64 = 0x5450;
 
 /// `TIOCGPTPEER`, the `ioctl` request that opens a pseudo-terminal's
 /// other end and returns a new descriptor.

@@ -482,6 +482,15 @@ pub(crate) static IOCTLS: &[(u64, Syscall)] = &[
         crate::FICLONE,
         sys!(16, ioctl, [fd: Fd, request: Flags(F::Ioctl), src_fd: Fd], Int, Execute, G::DESC, E::Clone),
     ),
+    // Python's os.set_inheritable: what an execve keeps.
+    (
+        crate::FIOCLEX,
+        sys!(16, ioctl, [fd: Fd, request: Flags(F::Ioctl), arg: Ptr], Int, Emulate, G::DESC, E::CloseOnExec(true)),
+    ),
+    (
+        crate::FIONCLEX,
+        sys!(16, ioctl, [fd: Fd, request: Flags(F::Ioctl), arg: Ptr], Int, Emulate, G::DESC, E::CloseOnExec(false)),
+    ),
     // script, tmux, expect: a pseudo-terminal's other end, opened from
     // its master and returned as a new descriptor.
     (

@@ -3016,3 +3016,33 @@ fn dropped_capabilities_are_dropped_in_replay_too() {
         replay_clean(tmp.path(), &trace, &[]);
     }
 }
+
+/// Python's `os.set_inheritable` sets and clears close-on-exec with
+/// `ioctl(FIOCLEX)`/`ioctl(FIONCLEX)`, which decides what an `execve`
+/// keeps. Replay ignored them (ioctls are simulated): a shell's `echo
+/// >&FD` to a descriptor made inheritable failed `EBADF` (the log came
+/// out empty), and a pipe's write end made close-on-exec stayed open in
+/// the exec'd child, so the parent's read waited 10 s for an end of file.
+#[test]
+fn close_on_exec_set_by_ioctl_decides_what_an_exec_keeps() {
+    common::require("python3");
+    let (tmp, work) = scratch();
+    let script = "import os\n\
+        fd = os.open('log', os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)\n\
+        os.set_inheritable(fd, True)\n\
+        os.system(f'echo from child >&{fd}')\n\
+        r, w = os.pipe2(0)\n\
+        os.set_inheritable(w, False)\n\
+        pid = os.fork()\n\
+        if pid == 0:\n    os.close(r)\n    os.execv('/bin/sleep', ['sleep', '0.3'])\n\
+        os.close(w)\n\
+        os.write(fd, b'read %r\\n' % os.read(r, 10))\n\
+        os.waitpid(pid, 0)\n";
+    for backend in ["ptrace", "ebpf"] {
+        let trace = record_with(tmp.path(), &work, backend, &["python3", "-c", script]);
+        let log = std::fs::read_to_string(work.join("log")).unwrap();
+        assert_eq!(log, "from child\nread b''\n", "{backend}");
+        let err = replay_clean(tmp.path(), &trace, &[]);
+        assert!(!err.contains("stayed empty"), "{backend}: {err}");
+    }
+}

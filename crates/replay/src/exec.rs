@@ -2226,6 +2226,14 @@ impl Thread<'_> {
                 }
                 Outcome::Simulated(None)
             }
+            Effect::CloseOnExec(on) => {
+                if expected == 0 {
+                    if let Some(e) = live(&mut lock(&self.proc.fds), ev.args[0] as i32, ev) {
+                        e.cloexec = on;
+                    }
+                }
+                Outcome::Simulated(None)
+            }
             Effect::Prctl if expected == 0 && ev.args[0] == catalogue::PR_CAPBSET_DROP => {
                 if let (Some(c), Some(cap)) = (
                     self.proc.creds.as_mut(),
