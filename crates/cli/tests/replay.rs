@@ -3019,9 +3019,9 @@ fn dropped_capabilities_are_dropped_in_replay_too() {
 
 /// Python's `os.set_inheritable` sets and clears close-on-exec with
 /// `ioctl(FIOCLEX)`/`ioctl(FIONCLEX)`, which decides what an `execve`
-/// keeps. Replay ignored them (ioctls are simulated): a shell's `echo
-/// >&FD` to a descriptor made inheritable failed `EBADF` (the log came
-/// out empty), and a pipe's write end made close-on-exec stayed open in
+/// keeps. Replay ignored them (ioctls are simulated): a shell's
+/// `echo >&FD` to a descriptor made inheritable failed `EBADF` (the log
+/// came out empty), and a pipe's write end made close-on-exec stayed open in
 /// the exec'd child, so the parent's read waited 10 s for an end of file.
 #[test]
 fn close_on_exec_set_by_ioctl_decides_what_an_exec_keeps() {
