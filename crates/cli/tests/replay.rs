@@ -1646,10 +1646,11 @@ fn children_started_while_other_threads_close_pipes_replay_clean() {
 /// the call returns; they once went into the trace as unreadable and
 /// replay wrote zeros with no mismatch. An `execve` argument from such a
 /// page is read again from the new image (it showed as `""`). The bytes
-/// are there under both
-/// back ends, and a capture made unreadable by hand (the case that
-/// remains: the page gone again before the call returned) is a mismatch
-/// saying how many bytes were lost.
+/// are there under both back ends, and a capture made unreadable by hand
+/// (the case that remains: the page gone again before the call returned)
+/// is a mismatch saying how many bytes were lost. A `write` that failed
+/// (`EBADF`) from such a page took none of its unreadable bytes: no
+/// mismatch (there was one, under eBPF, before 2026-11-29).
 #[test]
 fn inputs_in_pages_never_touched_are_captured_and_lost_ones_are_a_mismatch() {
     use reanimator_trace::{CaptureStatus, ReadOptions, Reader, Record, Role, Writer};

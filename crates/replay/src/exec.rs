@@ -669,8 +669,9 @@ fn advance(iovs: &mut Vec<libc::iovec>, mut n: usize) {
 /// bytes the recorder could not read (a page the program never touched,
 /// which the eBPF recorder cannot fault in) went to the kernel as zeros.
 /// Only the bytes the call took count (a `write` that stopped at an
-/// unmapped page took those before it), its buffers in order. Said as a
-/// mismatch, so that not only the final check catches it.
+/// unmapped page took those before it; one that failed took none), its
+/// buffers in order. Said as a mismatch, so that not only the final
+/// check catches it.
 fn lost_input(ev: &SyscallEvent, row: &Syscall) -> Option<Mismatch> {
     // Every executed call asks: most have nothing unread, and go no further.
     if !ev
@@ -681,7 +682,10 @@ fn lost_input(ev: &SyscallEvent, row: &Syscall) -> Option<Mismatch> {
         return None;
     }
     let mut left = match (row.ret, Thread::expected(ev)) {
-        (Ret::Size, n) if n >= 0 => n as u64,
+        // It failed: the kernel changed nothing with its bytes (a `write`
+        // to a bad descriptor, whose buffer it never read).
+        (_, n) if n < 0 => 0,
+        (Ret::Size, n) => n as u64,
         _ => u64::MAX,
     };
     let mut inputs: Vec<&Capture> = ev
