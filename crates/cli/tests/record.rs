@@ -543,6 +543,49 @@ fn a_killed_recorder_takes_its_command_along() {
     }
 }
 
+/// The recorded command runs in the recorder's process group, so its
+/// `kill -TERM 0` reaches the recorder too, which took it for a request
+/// to stop: it killed the command, which had meant to go on (exit 137,
+/// its last file never written). A stop signal from the command's own
+/// tree is now said and passed over, with both back ends.
+#[test]
+fn a_command_signalling_its_process_group_goes_on_recorded() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    for backend in ["ptrace", "ebpf"] {
+        let _ = std::fs::remove_file(dir.path().join("after"));
+        let name = format!("{backend}.rtr");
+        // Its own process group: the signal must not reach the tests.
+        let out = Command::new(env!("CARGO_BIN_EXE_reanimator"))
+            .current_dir(dir.path())
+            .args([
+                "record",
+                "--backend",
+                backend,
+                "-o",
+                &name,
+                "--",
+                "bash",
+                "-c",
+            ])
+            .arg("trap '' TERM; kill -TERM 0; sleep 0.2; echo after > after")
+            .process_group(0)
+            .output()
+            .expect("run reanimator");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{backend}: {err}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("after")).unwrap_or_default(),
+            "after\n",
+            "{backend}: {err}"
+        );
+        assert!(
+            err.contains("signalled its whole process group") && err.contains("lost: 0"),
+            "{backend}: {err}"
+        );
+    }
+}
+
 /// A command that leaves a daemon behind keeps its recording going; the
 /// recorder says so after two seconds, and SIGTERM (or SIGHUP, a closed
 /// terminal: it once lost the whole trace) to it ends the recording with

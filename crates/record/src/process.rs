@@ -4,7 +4,7 @@
 
 use std::ffi::CString;
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Mutex;
 
 use reanimator_trace::{ExitStatus, ProcessStart, StartCause};
@@ -14,29 +14,101 @@ use crate::{now_ns, process_start, Error};
 /// Set by SIGINT/SIGTERM/SIGHUP while attached (finish the trace and
 /// detach), or by SIGTERM/SIGHUP while recording a spawned command (finish
 /// the trace and end the processes still running): a closed terminal or
-/// ssh session sends SIGHUP, which once lost the whole trace.
-static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
+/// ssh session sends SIGHUP, which once lost the whole trace. Cleared when
+/// [`stop_requested`] has looked at who sent it.
+static STOP_SIGNALLED: AtomicBool = AtomicBool::new(false);
+/// The process that sent the last stop signal (0: the kernel).
+static STOP_SENDER: AtomicI32 = AtomicI32::new(0);
+/// A stop signal came from outside the recorded command: the recording
+/// ends.
+static STOPPING: AtomicBool = AtomicBool::new(false);
+/// The spawned command's process id (0 when attached).
+static COMMAND: AtomicI32 = AtomicI32::new(0);
 
-extern "C" fn on_stop_signal(_: libc::c_int) {
-    STOP_REQUESTED.store(true, Ordering::Relaxed);
+extern "C" fn on_stop_signal(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // SAFETY: the kernel hands a SA_SIGINFO handler a valid siginfo.
+    let sender = if info.is_null() {
+        0
+    } else {
+        unsafe { (*info).si_pid() }
+    };
+    STOP_SENDER.store(sender, Ordering::Relaxed);
+    STOP_SIGNALLED.store(true, Ordering::Release);
 }
 
-/// Whether a signal asked the recording to stop (see [`STOP_REQUESTED`]).
+/// Whether a signal asked the recording to stop (see [`STOP_SIGNALLED`]).
+/// One the recorded command sent is not such a request: it runs in the
+/// recorder's process group, so its `kill 0` (a shell's `trap 'kill 0'
+/// EXIT`) reaches the recorder too, which ended the recording and killed
+/// the command.
 pub fn stop_requested() -> bool {
-    STOP_REQUESTED.load(Ordering::Relaxed)
+    if STOP_SIGNALLED.swap(false, Ordering::Acquire) {
+        let sender = STOP_SENDER.load(Ordering::Relaxed);
+        if descends_from_command(sender) {
+            say(&format!(
+                "reanimator: process {sender} of the recorded command signalled its whole process group, the recorder included: not taken as a request to stop (`kill {}` ends the recording)",
+                std::process::id()
+            ));
+        } else {
+            STOPPING.store(true, Ordering::Relaxed);
+        }
+    }
+    STOPPING.load(Ordering::Relaxed)
+}
+
+/// Whether `pid` is the spawned command or one of its descendants (by
+/// their parent ids; a process gone already cannot say, and is taken
+/// for an outsider, as a `kill` command run by the user is).
+fn descends_from_command(pid: i32) -> bool {
+    let command = COMMAND.load(Ordering::Relaxed);
+    let mut p = pid;
+    for _ in 0..64 {
+        if command <= 0 || p <= 1 {
+            return false;
+        }
+        if p == command {
+            return true;
+        }
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            return false;
+        };
+        // The command name may hold spaces and parentheses: the fields
+        // after its last ')' are state, then the parent's id.
+        let after = stat.rsplit_once(')').map_or("", |(_, a)| a);
+        p = after
+            .split_whitespace()
+            .nth(1)
+            .and_then(|f| f.parse().ok())
+            .unwrap_or(0);
+    }
+    false
 }
 
 /// Forgets a stop request left by an earlier recording in this process.
 pub fn clear_stop_request() {
-    STOP_REQUESTED.store(false, Ordering::Relaxed);
+    STOP_SIGNALLED.store(false, Ordering::Relaxed);
+    STOPPING.store(false, Ordering::Relaxed);
+    COMMAND.store(0, Ordering::Relaxed);
 }
 
 /// Makes SIGINT, SIGTERM and SIGHUP request a stop ([`stop_requested`])
 /// instead of killing the recorder.
 pub fn watch_stop_signals() {
-    install_handler(libc::SIGINT, on_stop_signal);
-    install_handler(libc::SIGTERM, on_stop_signal);
-    install_handler(libc::SIGHUP, on_stop_signal);
+    install_stop_handler(libc::SIGINT);
+    install_stop_handler(libc::SIGTERM);
+    install_stop_handler(libc::SIGHUP);
+}
+
+/// Installs [`on_stop_signal`] for `sig`, as [`install_handler`] does.
+fn install_stop_handler(sig: libc::c_int) {
+    // SAFETY: as in install_handler; the handler only touches atomics.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_stop_signal as *const () as usize;
+        sa.sa_flags = libc::SA_SIGINFO;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(sig, &sa, std::ptr::null_mut());
+    }
 }
 
 /// Installs `handler` for `sig` without `SA_RESTART`, so a blocked wait
@@ -282,8 +354,9 @@ pub fn fork_stopped(
         libc::signal(libc::SIGINT, libc::SIG_IGN);
         libc::signal(libc::SIGQUIT, libc::SIG_IGN);
     }
-    install_handler(libc::SIGTERM, on_stop_signal);
-    install_handler(libc::SIGHUP, on_stop_signal);
+    install_stop_handler(libc::SIGTERM);
+    install_stop_handler(libc::SIGHUP);
+    COMMAND.store(pid, Ordering::Relaxed);
     let mut status = 0;
     // SAFETY: status is a local int.
     if unsafe { libc::waitpid(pid, &mut status, libc::WUNTRACED) } != pid
