@@ -643,6 +643,10 @@ pub enum Effect {
     /// index; replay keeps which of its own descriptors each index
     /// stands for.
     UringRegister,
+    /// Gives the calling thread its own copy of what its flags name
+    /// (`unshare`): `CLONE_FILES` its descriptor table, `CLONE_FS` its
+    /// working directory, root and umask; namespaces are not replayed.
+    Unshare,
     /// Sets (`true`) or clears the close-on-exec flag of its first
     /// descriptor (`ioctl(FIOCLEX)`, `ioctl(FIONCLEX)`), which decides
     /// what an `execve` keeps, as `fcntl(F_SETFD)` does.

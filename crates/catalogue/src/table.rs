@@ -354,7 +354,7 @@ pub(crate) const TABLE: &[Syscall] = &[
     sys!(269, faccessat, [dirfd: DirFd, pathname: Path, mode: Flags(F::Access)], Int, Execute, G::FILE | G::QUERY),
     sys!(270, pselect6, [nfds: Int, readfds: Ptr, writefds: Ptr, exceptfds: Ptr, timeout: Ptr, sigmask: Ptr], Int, Simulate, G::DESC),
     sys!(271, ppoll, [fds: Ptr, nfds: UInt, tmo_p: Ptr, sigmask: Ptr, sigsetsize: Size], Int, Simulate, G::DESC),
-    raw!(272, unshare, Simulate, G::PROCESS),
+    sys!(272, unshare, [flags: Flags(F::Clone)], Int, Emulate, G::PROCESS, E::Unshare),
     raw!(273, set_robust_list, Simulate, G::PROCESS),
     raw!(274, get_robust_list, Ignore, G::PROCESS),
     sys!(275, splice, [fd_in: Fd, off_in: LOFF, fd_out: Fd, off_out: LOFF, len: Size, flags: Flags(F::Splice)], Size, Execute, G::DESC),

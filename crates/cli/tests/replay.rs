@@ -3047,3 +3047,29 @@ fn close_on_exec_set_by_ioctl_decides_what_an_exec_keeps() {
         assert!(!err.contains("stayed empty"), "{backend}: {err}");
     }
 }
+
+/// `unshare(CLONE_FS)` and `unshare(CLONE_FILES)` in a thread (see
+/// `tests/programs/unshare.c`): the thread's `chdir`, `umask` and `close`
+/// are its own. Replay simulated `unshare`, so the main thread made its
+/// file in the other thread's directory with its umask, and its log
+/// descriptor was closed (3 mismatches, 2 paths differing).
+#[test]
+fn a_thread_that_unshares_keeps_its_changes_to_itself() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = program(tmp.path(), "unshare");
+    for backend in ["ptrace", "ebpf"] {
+        let work = tmp.path().join(format!("work-{backend}"));
+        std::fs::create_dir_all(&work).unwrap();
+        let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
+        assert_eq!(
+            std::fs::read_to_string(work.join("log")).unwrap(),
+            "still open\n",
+            "{backend}"
+        );
+        replay_clean(tmp.path(), &trace, &[]);
+        let root = tmp.path().join("root");
+        let replayed = root.join(work.strip_prefix("/").unwrap());
+        assert!(replayed.join("in_top").exists(), "{backend}");
+        assert!(!replayed.join("sub/in_top").exists(), "{backend}");
+    }
+}

@@ -2063,8 +2063,7 @@ impl Thread<'_> {
                     return Some(Outcome::Simulated(ok(-i64::from(libc::EINVAL))));
                 }
                 if flags & libc::CLOSE_RANGE_UNSHARE != 0 {
-                    let copy = lock(&self.proc.fds).clone();
-                    self.proc.fds = Arc::new(std::sync::Mutex::new(copy));
+                    self.proc.unshare(libc::CLONE_FILES as u64);
                 }
                 let mut t = lock(&self.proc.fds);
                 let fds: Vec<i32> = t
@@ -2227,6 +2226,12 @@ impl Thread<'_> {
                     );
                 if let Some(c) = self.proc.creds.as_mut().filter(|_| took) {
                     c.set(ids, &ev.args);
+                }
+                Outcome::Simulated(None)
+            }
+            Effect::Unshare => {
+                if expected == 0 {
+                    self.proc.unshare(ev.args[0]);
                 }
                 Outcome::Simulated(None)
             }

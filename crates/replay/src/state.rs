@@ -456,6 +456,7 @@ impl TableCopies {
 }
 
 /// Working directory, root and umask, shared by `CLONE_FS` children.
+#[derive(Clone)]
 pub(crate) struct FsInfo {
     /// The absolute traced path of the working directory.
     pub cwd: Vec<u8>,
@@ -1131,6 +1132,22 @@ impl Proc {
     }
 
     /// The state of a child created by `clone` with `flags`.
+    /// `unshare` (`CLONE_FILES`, `CLONE_FS`; `close_range` with
+    /// `CLOSE_RANGE_UNSHARE`): the calling thread goes on with its own
+    /// copy of the descriptor table or of its working directory, root and
+    /// umask, which the threads and children that shared them no longer
+    /// see change.
+    pub fn unshare(&mut self, flags: u64) {
+        if flags & libc::CLONE_FILES as u64 != 0 {
+            let copy = lock(&self.fds).clone();
+            self.fds = Arc::new(Mutex::new(copy));
+        }
+        if flags & libc::CLONE_FS as u64 != 0 {
+            let copy = lock(&self.fs).clone();
+            self.fs = Arc::new(Mutex::new(copy));
+        }
+    }
+
     pub fn child(&self, flags: u64, copy: impl FnOnce(&FdTable) -> FdTable) -> Proc {
         let share = |bit: i32| flags & bit as u64 != 0;
         if share(libc::CLONE_THREAD) {
@@ -1144,14 +1161,7 @@ impl Proc {
         let fs = if share(libc::CLONE_FS) {
             self.fs.clone()
         } else {
-            let f = lock(&self.fs);
-            Arc::new(Mutex::new(FsInfo {
-                cwd: f.cwd.clone(),
-                removed_cwd: f.removed_cwd.clone(),
-                cwd_id: f.cwd_id,
-                root: f.root.clone(),
-                umask: f.umask,
-            }))
+            Arc::new(Mutex::new(lock(&self.fs).clone()))
         };
         let (maps, aio) = if share(libc::CLONE_VM) {
             (self.maps.clone(), self.aio.clone())
