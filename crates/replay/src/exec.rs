@@ -376,35 +376,37 @@ struct Out {
 }
 
 /// The descriptor a `/proc/{self,thread-self,PID,PID/task/TID}/fd/N`
-/// path of the calling thread names, and what follows it. `/dev/fd/N`
+/// path of the calling thread names: whose (the caller's process `tgid`,
+/// or the id in the path), its number, and what follows it. `/dev/fd/N`
 /// and `/dev/std{in,out,err}` are links to such paths (bash's process
 /// substitution hands `join <(sort a) <(sort b)` the names
 /// `/dev/fd/63` and `/dev/fd/62`).
-fn proc_fd_link(path: &[u8], tgid: u32, tid: u32) -> Option<(i32, &[u8])> {
+fn proc_fd_link(path: &[u8], tgid: u32, tid: u32) -> Option<(u32, i32, &[u8])> {
     if let Some(rest) = path.strip_prefix(b"/dev/") {
         let (name, rest) = split_component(rest);
         return match name {
-            b"stdin" => Some((0, rest)),
-            b"stdout" => Some((1, rest)),
-            b"stderr" => Some((2, rest)),
+            b"stdin" => Some((tgid, 0, rest)),
+            b"stdout" => Some((tgid, 1, rest)),
+            b"stderr" => Some((tgid, 2, rest)),
             b"fd" => {
                 let (number, rest) = split_component(rest);
-                Some((std::str::from_utf8(number).ok()?.parse().ok()?, rest))
+                Some((tgid, std::str::from_utf8(number).ok()?.parse().ok()?, rest))
             }
             _ => None,
         };
     }
     let rest = path.strip_prefix(b"/proc/")?;
     let (who, rest) = split_component(rest);
-    let rest = match who {
-        b"self" | b"thread-self" => rest,
-        _ if who == tgid.to_string().as_bytes() || who == tid.to_string().as_bytes() => {
+    let (owner, rest) = match who {
+        b"self" | b"thread-self" => (tgid, rest),
+        _ => {
+            let id: u32 = std::str::from_utf8(who).ok()?.parse().ok()?;
+            let owner = if id == tid { tgid } else { id };
             match split_component(rest) {
-                (b"task", r) => split_component(r).1,
-                _ => rest,
+                (b"task", r) => (owner, split_component(r).1),
+                _ => (owner, rest),
             }
         }
-        _ => return None,
     };
     let (fd_dir, rest) = split_component(rest);
     let (number, rest) = split_component(rest);
@@ -412,7 +414,7 @@ fn proc_fd_link(path: &[u8], tgid: u32, tid: u32) -> Option<(i32, &[u8])> {
         return None;
     }
     let fd = std::str::from_utf8(number).ok()?.parse().ok()?;
-    Some((fd, rest))
+    Some((owner, fd, rest))
 }
 
 /// When call `ev` ended, as recorded: its exit, or its entry if it never
@@ -1166,13 +1168,17 @@ impl Thread<'_> {
         // `/proc/self/fd/N` names the traced descriptor N (tar, coreutils
         // and glibc's fchmodat fallback use it): follow it in the emulated
         // table, never to the host's /proc.
-        if let Some((fd, rest)) = proc_fd_link(&full, ev.tgid, ev.tid) {
+        if let Some((owner, fd, rest)) = proc_fd_link(&full, ev.tgid, ev.tid) {
             if rest.is_empty() && Self::nofollow(ev, row, i) {
                 // The call acts on the link itself, which lives in /proc
                 // (`link("/proc/self/fd/5", ...)` is EXDEV).
                 return Ok(full);
             }
-            return match self.proc.entry(ev, fd) {
+            let Some(table) = self.table_of(ev, owner) else {
+                // Not a process of the trace: the host's, simulated.
+                return Ok(full);
+            };
+            return match table.entry(ev, fd) {
                 Some(e) if !e.path.is_empty() && !is_pseudo(&e.path) => {
                     Ok(join_as_called(&e.path, rest))
                 }
@@ -1181,6 +1187,17 @@ impl Thread<'_> {
             };
         }
         Ok(full)
+    }
+
+    /// The state of process `tgid` for a `/proc/PID/fd/N` path: the
+    /// caller's own, or another live process of the trace's (`sh -c 'echo
+    /// x >> /proc/$PPID/fd/3'`), `None` for one replay does not know.
+    fn table_of(&self, ev: &SyscallEvent, tgid: u32) -> Option<Proc> {
+        if tgid == ev.tgid {
+            return Some(self.proc.clone());
+        }
+        let other = lock(self.procs).get(&tgid).and_then(|p| p.upgrade());
+        other
     }
 
     /// Replaces `path`, which `fd` was just opened with, by where `fd` is
@@ -1202,8 +1219,8 @@ impl Thread<'_> {
     /// Its own path may not name it: an `O_TMPFILE` file has none (its
     /// entry holds the directory), a renamed file has another.
     fn whole_fd_link(&self, ev: &SyscallEvent, i: usize) -> Option<Arc<OwnedFd>> {
-        let (fd, rest) = proc_fd_link(Self::path_arg(ev, i)?, ev.tgid, ev.tid)?;
-        match self.proc.entry(ev, fd)? {
+        let (owner, fd, rest) = proc_fd_link(Self::path_arg(ev, i)?, ev.tgid, ev.tid)?;
+        match self.table_of(ev, owner)?.entry(ev, fd)? {
             FdEntry {
                 target: Target::Real(real),
                 ..
@@ -3074,25 +3091,31 @@ mod tests {
 
     #[test]
     fn proc_fd_paths_name_the_callers_descriptors() {
-        assert_eq!(proc_fd_link(b"/proc/self/fd/5", 7, 8), Some((5, &b""[..])));
+        assert_eq!(
+            proc_fd_link(b"/proc/self/fd/5", 7, 8),
+            Some((7, 5, &b""[..]))
+        );
         assert_eq!(
             proc_fd_link(b"/proc/7/fd/12/x/y", 7, 8),
-            Some((12, &b"x/y"[..]))
+            Some((7, 12, &b"x/y"[..]))
         );
         assert_eq!(
             proc_fd_link(b"/proc/7/task/8/fd/3", 7, 8),
-            Some((3, &b""[..]))
+            Some((7, 3, &b""[..]))
         );
+        assert_eq!(proc_fd_link(b"/proc/8/fd/3", 7, 8), Some((7, 3, &b""[..])));
         assert_eq!(
             proc_fd_link(b"/proc/thread-self/fd/0", 7, 8),
-            Some((0, &b""[..]))
+            Some((7, 0, &b""[..]))
         );
-        assert_eq!(proc_fd_link(b"/proc/9/fd/3", 7, 8), None);
+        // Another process's: whose it is, for replay to look up.
+        assert_eq!(proc_fd_link(b"/proc/9/fd/3", 7, 8), Some((9, 3, &b""[..])));
         assert_eq!(proc_fd_link(b"/proc/self/fdinfo/3", 7, 8), None);
         assert_eq!(proc_fd_link(b"/proc/self/fd/x", 7, 8), None);
-        assert_eq!(proc_fd_link(b"/dev/fd/63", 7, 8), Some((63, &b""[..])));
-        assert_eq!(proc_fd_link(b"/dev/stdout", 7, 8), Some((1, &b""[..])));
-        assert_eq!(proc_fd_link(b"/dev/stdin/x", 7, 8), Some((0, &b"x"[..])));
+        assert_eq!(proc_fd_link(b"/proc/x/fd/3", 7, 8), None);
+        assert_eq!(proc_fd_link(b"/dev/fd/63", 7, 8), Some((7, 63, &b""[..])));
+        assert_eq!(proc_fd_link(b"/dev/stdout", 7, 8), Some((7, 1, &b""[..])));
+        assert_eq!(proc_fd_link(b"/dev/stdin/x", 7, 8), Some((7, 0, &b"x"[..])));
         assert_eq!(proc_fd_link(b"/dev/null", 7, 8), None);
         assert_eq!(proc_fd_link(b"/dev/fd", 7, 8), None);
     }
