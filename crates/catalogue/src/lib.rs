@@ -388,6 +388,10 @@ pub fn gids(list: &[u8]) -> impl Iterator<Item = u32> + '_ {
         .map(|g| u32::from_le_bytes(g.try_into().expect("chunks of 4 bytes")))
 }
 
+/// Calls whose new descriptors the kernel always makes close-on-exec,
+/// whatever their flags say.
+pub const ALWAYS_CLOSE_ON_EXEC: [&str; 3] = ["pidfd_open", "pidfd_getfd", "io_uring_setup"];
+
 /// `prctl`'s operation that installs a seccomp filter.
 pub const PR_SET_SECCOMP: u64 = 22;
 /// `prctl`'s operation that drops a capability from the bounding set.
@@ -889,23 +893,26 @@ impl Syscall {
         }
     }
 
-    /// Whether the descriptors the call creates are close-on-exec: the
-    /// `*_CLOEXEC` bit (`O_CLOEXEC`, `SOCK_CLOEXEC`, `MFD_CLOEXEC`, ...) of
-    /// the first flags argument whose table has one.
+    /// Whether the descriptors the call creates are close-on-exec: always
+    /// for [`ALWAYS_CLOSE_ON_EXEC`], else the `*_CLOEXEC` bit
+    /// (`O_CLOEXEC`, `SOCK_CLOEXEC`, `MFD_CLOEXEC`, ...) of the first flags
+    /// argument whose table has one.
     pub fn cloexec(&self, args: &[u64; 6]) -> bool {
-        self.params()
-            .iter()
-            .zip(args)
-            .find_map(|(p, &v)| match p.kind {
-                Kind::Flags(set) => set
-                    .table()
-                    .entries
-                    .iter()
-                    .find(|(_, name)| name.ends_with("_CLOEXEC"))
-                    .map(|&(bit, _)| v & bit != 0),
-                _ => None,
-            })
-            == Some(true)
+        ALWAYS_CLOSE_ON_EXEC.contains(&self.name)
+            || self
+                .params()
+                .iter()
+                .zip(args)
+                .find_map(|(p, &v)| match p.kind {
+                    Kind::Flags(set) => set
+                        .table()
+                        .entries
+                        .iter()
+                        .find(|(_, name)| name.ends_with("_CLOEXEC"))
+                        .map(|&(bit, _)| v & bit != 0),
+                    _ => None,
+                })
+                == Some(true)
     }
 
     /// Whether the call, given `args`, puts its thread under a seccomp

@@ -3100,3 +3100,30 @@ fn another_processs_proc_fd_names_reach_its_files() {
         same_files(&replayed, &work, &["log", "copy"], backend);
     }
 }
+
+/// Descriptors of every kind made with and without close-on-exec, then
+/// an `execve` (see `tests/programs/cloexec.c`): replay keeps exactly
+/// what the exec kept. Before, a `memfd_create(MFD_CLOEXEC)` descriptor
+/// (executed calls' new descriptors were taken as inheritable) and a
+/// pidfd (always close-on-exec) were kept: 2 mismatches.
+#[test]
+fn an_exec_keeps_exactly_the_descriptors_it_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = program(tmp.path(), "cloexec");
+    for backend in ["ptrace", "ebpf"] {
+        let work = tmp.path().join(format!("work-{backend}"));
+        std::fs::create_dir_all(&work).unwrap();
+        let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
+        let report = std::fs::read_to_string(work.join("report")).unwrap();
+        // Descriptors the tests inherited show too, all without the flag.
+        let open: Vec<&str> = report.lines().collect();
+        assert!(
+            open.iter().all(|l| l.ends_with("flags 0"))
+                && open.contains(&"30 open, flags 0")
+                && open.contains(&"33 open, flags 0")
+                && open.len() >= 14,
+            "{backend}: {report}"
+        );
+        replay_clean(tmp.path(), &trace, &[]);
+    }
+}

@@ -1850,7 +1850,7 @@ impl Thread<'_> {
         if row.ret == Ret::Fd && got >= 0 && expected >= 0 {
             // SAFETY: a descriptor the kernel just returned to us.
             let fd = unsafe { OwnedFd::from_raw_fd(got as i32) };
-            let e = FdEntry::real(fd, false, Vec::new(), false);
+            let e = FdEntry::real(fd, row.cloexec(&ev.args), Vec::new(), false);
             install(&mut lock(&self.proc.fds), expected as i32, e, ev);
         } else if row.ret == Ret::Fd && got >= 0 {
             // SAFETY: as above; the trace says the call failed, so drop it.
