@@ -529,7 +529,8 @@ impl<'s> Recorder<'s, '_, '_> {
                         read_path(held.pid, held.args[i])
                     } else if names_socket_file(row, i) {
                         // struct sockaddr_un, its length the next argument.
-                        let mut addr = vec![0; (held.args[i + 1] as usize).min(SOCKADDR_UN_LEN)];
+                        let len = held.args.get(i + 1).map_or(0, |&n| n as usize);
+                        let mut addr = vec![0; len.min(SOCKADDR_UN_LEN)];
                         let got = read_mem(held.pid, held.args[i], &mut addr);
                         addr.truncate(got);
                         Some(addr)

@@ -2038,6 +2038,8 @@ static __always_inline __u32 process_status(struct task_struct *p, __u32 leader_
 	return leader_code;
 }
 
+/* Records that thread `tid` of process `tgid` ended with wait status
+ * `code`. */
 static __always_inline void emit_exit(__u32 tid, __u32 tgid, __u32 code)
 {
 	struct rec_exit *r = reserve_record(sizeof(*r));
