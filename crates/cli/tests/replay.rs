@@ -3127,3 +3127,25 @@ fn an_exec_keeps_exactly_the_descriptors_it_kept() {
         replay_clean(tmp.path(), &trace, &[]);
     }
 }
+
+/// A pidfd `clone3` made (see `tests/programs/clone3_pidfd.c`): the
+/// kernel stores it inside `struct clone_args`, which no recorder reads,
+/// and replay knew no descriptor there: its `waitid`, `dup` and `close`
+/// failed `EBADF` (3 mismatches). Replay now takes the lowest free number,
+/// as the kernel does.
+#[test]
+fn a_pidfd_clone3_made_is_known_to_replay() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = program(tmp.path(), "clone3_pidfd");
+    for backend in ["ptrace", "ebpf"] {
+        let work = tmp.path().join(format!("work-{backend}"));
+        std::fs::create_dir_all(&work).unwrap();
+        let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
+        assert_eq!(
+            std::fs::read_to_string(work.join("out")).unwrap(),
+            "status 7, dup ok\n",
+            "{backend}"
+        );
+        replay_clean(tmp.path(), &trace, &[]);
+    }
+}

@@ -2411,20 +2411,17 @@ impl Thread<'_> {
                 }
             )
         });
-        let fd = out
+        let recorded = out
             .and_then(|i| ev.capture(i as u8, Role::Exit))
             .and_then(|c| c.data.as_deref())
             .and_then(|d| d.get(..4))
             .map(|d| i32::from_le_bytes(d.try_into().expect("4 bytes")));
-        if let Some(fd) = fd {
-            // Pidfds are always close-on-exec.
-            install(
-                &mut lock(&self.proc.fds),
-                fd,
-                FdEntry::simulated(Vec::new(), true),
-                ev,
-            );
-        }
+        let mut t = lock(&self.proc.fds);
+        // `clone3` stores it inside its `struct clone_args`, which no
+        // recorder reads: the kernel gave the lowest free number.
+        let fd = recorded.unwrap_or_else(|| (0..).find(|n| !t.contains_key(n)).unwrap_or(0));
+        // Pidfds are always close-on-exec.
+        install(&mut t, fd, FdEntry::simulated(Vec::new(), true), ev);
     }
 
     /// `ioctl(FICLONE)`: the first descriptor's file takes the bytes of
