@@ -24,6 +24,9 @@ static STOP_SENDER: AtomicI32 = AtomicI32::new(0);
 static STOPPING: AtomicBool = AtomicBool::new(false);
 /// The spawned command's process id (0 when attached).
 static COMMAND: AtomicI32 = AtomicI32::new(0);
+/// Whether a stop signal from the command was passed over already (said
+/// once).
+static PASSED_OVER: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_stop_signal(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     // SAFETY: the kernel hands a SA_SIGINFO handler a valid siginfo.
@@ -45,10 +48,12 @@ pub fn stop_requested() -> bool {
     if STOP_SIGNALLED.swap(false, Ordering::Acquire) {
         let sender = STOP_SENDER.load(Ordering::Relaxed);
         if descends_from_command(sender) {
-            say(&format!(
-                "reanimator: process {sender} of the recorded command signalled its whole process group, the recorder included: not taken as a request to stop (`kill {}` ends the recording)",
-                std::process::id()
-            ));
+            if !PASSED_OVER.swap(true, Ordering::Relaxed) {
+                say(&format!(
+                    "reanimator: process {sender} of the recorded command signalled its whole process group, the recorder included: not taken as a request to stop (`kill {}` ends the recording)",
+                    std::process::id()
+                ));
+            }
         } else {
             STOPPING.store(true, Ordering::Relaxed);
         }
@@ -89,6 +94,7 @@ pub fn clear_stop_request() {
     STOP_SIGNALLED.store(false, Ordering::Relaxed);
     STOPPING.store(false, Ordering::Relaxed);
     COMMAND.store(0, Ordering::Relaxed);
+    PASSED_OVER.store(false, Ordering::Relaxed);
 }
 
 /// Makes SIGINT, SIGTERM and SIGHUP request a stop ([`stop_requested`])
