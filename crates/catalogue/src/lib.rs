@@ -647,6 +647,13 @@ pub enum Effect {
     /// index; replay keeps which of its own descriptors each index
     /// stands for.
     UringRegister,
+    /// Makes a descriptor that refers to the process its first argument
+    /// names (`pidfd_open`), always close-on-exec.
+    PidFd,
+    /// Copies into the caller's table the descriptor its second argument
+    /// names in the process its first (a pidfd) refers to (`pidfd_getfd`):
+    /// the same open file description, close-on-exec.
+    GetFd,
     /// Gives the calling thread its own copy of what its flags name
     /// (`unshare`): `CLONE_FILES` its descriptor table, `CLONE_FS` its
     /// working directory, root and umask; namespaces are not replayed.

@@ -745,6 +745,12 @@ fn effects_have_the_arguments_their_followers_read() {
             Effect::Seccomp(ops) => s.params.is_none() && !ops.is_empty(),
             Effect::Prctl => s.params.is_none() && s.name == "prctl",
             Effect::Unshare => kinds == vec![Kind::Flags(FlagSet::Clone)],
+            Effect::PidFd => {
+                kinds.first() == Some(&Kind::Pid) && s.ret == reanimator_catalogue::Ret::Fd
+            }
+            Effect::GetFd => {
+                kinds.first() == Some(&Kind::Fd) && s.ret == reanimator_catalogue::Ret::Fd
+            }
             Effect::CloseOnExec(_) => s.name == "ioctl" && kinds.first() == Some(&Kind::Fd),
             Effect::ShowsCpus | Effect::SetsCpus => {
                 kinds.first() == Some(&Kind::Pid) && matches!(kinds.get(2), Some(Kind::Buf { .. }))

@@ -3149,3 +3149,24 @@ fn a_pidfd_clone3_made_is_known_to_replay() {
         replay_clean(tmp.path(), &trace, &[]);
     }
 }
+
+/// A descriptor taken from another process with `pidfd_getfd` (see
+/// `tests/programs/getfd.c`): replay simulated the call, so the write
+/// through it was missing from the file, with 0 mismatches. It now takes
+/// the entry the pidfd's process holds, while that process is replayed.
+#[test]
+fn a_descriptor_taken_with_pidfd_getfd_reaches_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = program(tmp.path(), "getfd");
+    for backend in ["ptrace", "ebpf"] {
+        let work = tmp.path().join(format!("work-{backend}"));
+        std::fs::create_dir_all(&work).unwrap();
+        let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
+        replay_clean(tmp.path(), &trace, &[]);
+        let replayed = tmp
+            .path()
+            .join("root")
+            .join(work.strip_prefix("/").unwrap());
+        same_files(&replayed, &work, &["fromchild"], backend);
+    }
+}

@@ -2246,6 +2246,39 @@ impl Thread<'_> {
                 }
                 Outcome::Simulated(None)
             }
+            Effect::PidFd => {
+                if expected >= 0 {
+                    let entry = FdEntry {
+                        process: Some(ev.args[0] as u32),
+                        ..FdEntry::simulated(Vec::new(), true)
+                    };
+                    install(&mut lock(&self.proc.fds), expected as i32, entry, ev);
+                }
+                Outcome::Simulated(None)
+            }
+            Effect::GetFd => {
+                if expected >= 0 {
+                    let process = self
+                        .proc
+                        .entry(ev, ev.args[0] as i32)
+                        .and_then(|e| e.process);
+                    let taken = process
+                        .and_then(|p| self.table_of(ev, p))
+                        .and_then(|other| other.entry(ev, ev.args[1] as i32));
+                    let entry = match taken {
+                        // The same description, as `dup` makes it.
+                        Some(e) => FdEntry {
+                            cloexec: true,
+                            listing: None,
+                            displaced: None,
+                            ..e
+                        },
+                        None => FdEntry::simulated(Vec::new(), true),
+                    };
+                    install(&mut lock(&self.proc.fds), expected as i32, entry, ev);
+                }
+                Outcome::Simulated(None)
+            }
             Effect::Unshare => {
                 if expected == 0 {
                     self.proc.unshare(ev.args[0]);
@@ -2421,7 +2454,11 @@ impl Thread<'_> {
         // recorder reads: the kernel gave the lowest free number.
         let fd = recorded.unwrap_or_else(|| (0..).find(|n| !t.contains_key(n)).unwrap_or(0));
         // Pidfds are always close-on-exec.
-        install(&mut t, fd, FdEntry::simulated(Vec::new(), true), ev);
+        let entry = FdEntry {
+            process: u32::try_from(Self::expected(ev)).ok(),
+            ..FdEntry::simulated(Vec::new(), true)
+        };
+        install(&mut t, fd, entry, ev);
     }
 
     /// `ioctl(FICLONE)`: the first descriptor's file takes the bytes of

@@ -89,6 +89,9 @@ pub(crate) struct FdEntry {
     /// ([`Passed::connection`]): the connections it accepts are paired
     /// with the connects to that name.
     pub name: Option<u64>,
+    /// Of a pidfd, the traced process it refers to: `pidfd_getfd` takes
+    /// that process's descriptors.
+    pub process: Option<u32>,
 }
 
 /// Names a directory stream returned, in the trace and in replay; compared
@@ -238,6 +241,7 @@ impl FdEntry {
             removed: false,
             pair: None,
             name: None,
+            process: None,
         }
     }
 
@@ -341,6 +345,7 @@ impl FdEntry {
             removed: false,
             pair: None,
             name: None,
+            process: None,
         }
     }
 }
