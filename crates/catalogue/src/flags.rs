@@ -66,6 +66,12 @@ pub enum FlagSet {
     Ioctl,
     /// `IORING_REGISTER_*` opcodes of `io_uring_register`.
     UringRegister,
+    /// `FAN_*` flags of `fanotify_init`.
+    Fanotify,
+    /// `PERF_FLAG_*` flags of `perf_event_open`.
+    PerfEvent,
+    /// `FSOPEN_*` flags.
+    Fsopen,
 }
 
 /// A decoding table: either a bit set (each entry one or more bits) or an

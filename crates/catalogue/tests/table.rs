@@ -1004,6 +1004,9 @@ fn every_flag_table_is_usable() {
         FlagSet::CloseRange,
         FlagSet::Resolve,
         FlagSet::Ioctl,
+        FlagSet::Fanotify,
+        FlagSet::PerfEvent,
+        FlagSet::Fsopen,
     ];
     let mut names: Vec<&str> = sets.iter().map(|s| s.name()).collect();
     names.sort_unstable();
@@ -1217,4 +1220,32 @@ fn unix_socket_paths_are_named_addresses_only() {
     .concat();
     assert_eq!(unix_socket_path(&inet), None);
     assert_eq!(unix_socket_path(b"\x01"), None);
+}
+
+/// Every call that makes a descriptor says whether it is close-on-exec:
+/// its `*_CLOEXEC` flag, or always, and replay's `execve` keeps what the
+/// kernel's keeps (`userfaultfd`, `fanotify_init`, `perf_event_open`,
+/// `fsopen` and `memfd_secret` once had their flags shown as bare hex,
+/// and their descriptors outlived an exec in replay).
+#[test]
+fn descriptor_makers_say_close_on_exec() {
+    use reanimator_catalogue::by_name;
+    let cases: [(&str, usize, u64); 8] = [
+        ("userfaultfd", 0, libc::O_CLOEXEC as u64),
+        ("memfd_secret", 0, libc::O_CLOEXEC as u64),
+        ("fanotify_init", 0, 1),
+        ("perf_event_open", 4, 8),
+        ("fsopen", 1, 1),
+        ("memfd_create", 1, 1),
+        ("openat", 2, libc::O_CLOEXEC as u64),
+        ("pidfd_open", 1, 0),
+    ];
+    for (name, arg, bit) in cases {
+        let row = by_name(name).expect(name);
+        let mut args = [0u64; 6];
+        args[arg] = bit;
+        assert!(row.cloexec(&args), "{name} with its flag");
+        args[arg] = 0;
+        assert_eq!(row.cloexec(&args), name == "pidfd_open", "{name} without");
+    }
 }

@@ -37,6 +37,9 @@ pub(super) fn table(set: FlagSet) -> &'static FlagTable {
         FlagSet::Resolve => &RESOLVE,
         FlagSet::Ioctl => &IOCTL,
         FlagSet::UringRegister => &URING_REGISTER,
+        FlagSet::Fanotify => &FANOTIFY,
+        FlagSet::PerfEvent => &PERF_EVENT,
+        FlagSet::Fsopen => &FSOPEN,
     }
 }
 
@@ -471,6 +474,36 @@ static RWF: FlagTable = bits(
         (0x10, "RWF_APPEND"),
     ],
 );
+
+static FANOTIFY: FlagTable = bits(
+    "fanotify",
+    &[
+        (0x1, "FAN_CLOEXEC"),
+        (0x2, "FAN_NONBLOCK"),
+        (0x4, "FAN_CLASS_CONTENT"),
+        (0x8, "FAN_CLASS_PRE_CONTENT"),
+        (0x10, "FAN_UNLIMITED_QUEUE"),
+        (0x20, "FAN_UNLIMITED_MARKS"),
+        (0x40, "FAN_ENABLE_AUDIT"),
+        (0x80, "FAN_REPORT_PIDFD"),
+        (0x100, "FAN_REPORT_TID"),
+        (0x200, "FAN_REPORT_FID"),
+        (0x400, "FAN_REPORT_DIR_FID"),
+        (0x800, "FAN_REPORT_NAME"),
+    ],
+);
+
+static PERF_EVENT: FlagTable = bits(
+    "perf_event",
+    &[
+        (1, "PERF_FLAG_FD_NO_GROUP"),
+        (2, "PERF_FLAG_FD_OUTPUT"),
+        (4, "PERF_FLAG_PID_CGROUP"),
+        (8, "PERF_FLAG_FD_CLOEXEC"),
+    ],
+);
+
+static FSOPEN: FlagTable = bits("fsopen", &[(1, "FSOPEN_CLOEXEC")]);
 
 static MEMFD: FlagTable = bits(
     "memfd",
