@@ -124,6 +124,14 @@ fn replay_clean_but(
     err
 }
 
+/// An empty `work-BACKEND` directory in `tmp`, where a test runs the
+/// program it records with that back end.
+fn work_for(tmp: &Path, backend: &str) -> PathBuf {
+    let work = tmp.join(format!("work-{backend}"));
+    std::fs::create_dir_all(&work).unwrap();
+    work
+}
+
 /// Where replay into `root` puts the recorded absolute path `recorded`.
 fn under(root: &Path, recorded: &Path) -> PathBuf {
     root.join(recorded.strip_prefix("/").expect("an absolute path"))
@@ -787,7 +795,7 @@ fn a_removed_working_directory_goes_on_as_recorded() {
         }
         replay_clean(tmp.path(), &trace, &[]);
         let root = tmp.path().join("root");
-        let replayed = root.join(work.strip_prefix("/").unwrap());
+        let replayed = under(&root, &work);
         assert_eq!(
             std::fs::read_to_string(replayed.join("out3")).unwrap(),
             "hi\n"
@@ -841,10 +849,7 @@ open('../fchdir', 'w').write(repr(os.listdir('.')))
             "{out}"
         );
         replay_clean(tmp.path(), &trace, &[]);
-        let replayed = tmp
-            .path()
-            .join("root")
-            .join(work.strip_prefix("/").unwrap());
+        let replayed = under(&tmp.path().join("root"), &work);
         assert_eq!(
             std::fs::read_to_string(replayed.join("a/out")).unwrap(),
             out
@@ -892,10 +897,7 @@ os.close(os.open('../made', os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
         let trace = record_with(tmp.path(), &work, backend, &["sh", "-c", &script]);
         assert!(work.join("r2/made").exists(), "{backend}");
         replay_clean(tmp.path(), &trace, &[]);
-        let replayed = tmp
-            .path()
-            .join("root")
-            .join(work.strip_prefix("/").unwrap());
+        let replayed = under(&tmp.path().join("root"), &work);
         same_files(&replayed, &work, &["out", "pout"], backend);
         assert!(replayed.join("r2/made").exists(), "{backend}");
     }
@@ -927,10 +929,7 @@ fn children_in_a_pid_namespace_replay_with_their_own_descriptors() {
             "a\na\n"
         );
         replay_clean(tmp.path(), &trace, &[]);
-        let replayed = tmp
-            .path()
-            .join("root")
-            .join(work.strip_prefix("/").unwrap());
+        let replayed = under(&tmp.path().join("root"), &work);
         same_files(&replayed, &work, &["b.txt", "c.txt", "d.txt"], backend);
     }
 }
@@ -1221,8 +1220,7 @@ fn copies_between_descriptors_replay_whole_onto_btrfs() {
     let exe = program(tmp.path(), "copies");
     let btrfs = Mount::image(tmp.path(), "btrfs");
     for backend in ["ptrace", "auto"] {
-        let work = tmp.path().join(format!("work-{backend}"));
-        std::fs::create_dir_all(&work).unwrap();
+        let work = work_for(tmp.path(), backend);
         let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
         assert!(
             std::fs::read(work.join("dst")).is_ok_and(|d| d.len() == 100_000),
@@ -1344,8 +1342,7 @@ fn file_operations_by_descriptor_replay_clean() {
     let tmp = tempfile::tempdir().unwrap();
     let exe = program(tmp.path(), "fileops");
     for backend in ["ptrace", "auto"] {
-        let work = tmp.path().join(format!("work-{backend}"));
-        std::fs::create_dir_all(&work).unwrap();
+        let work = work_for(tmp.path(), backend);
         let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
         // The program's last call ran: it stops at the first that fails.
         let last = std::fs::metadata(work.join("fromfd")).map(|m| m.len());
@@ -1368,8 +1365,7 @@ fn entries_removed_during_a_listing_replay_clean_on_another_file_system() {
     let exe = program(tmp.path(), "listdel");
     let other = Mount::tmpfs(tmp.path(), "other", "rw");
     for backend in ["ptrace", "auto"] {
-        let work = tmp.path().join(format!("work-{backend}"));
-        std::fs::create_dir_all(&work).unwrap();
+        let work = work_for(tmp.path(), backend);
         let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
         assert!(
             dump(&trace).contains("getdents64("),
@@ -1390,8 +1386,7 @@ fn reads_of_stores_through_a_live_mapping_replay_clean() {
     let tmp = tempfile::tempdir().unwrap();
     let exe = program(tmp.path(), "mapreads");
     for backend in ["ptrace", "auto"] {
-        let work = tmp.path().join(format!("work-{backend}"));
-        std::fs::create_dir_all(&work).unwrap();
+        let work = work_for(tmp.path(), backend);
         let mut cmd = Command::new(bin());
         cmd.args(["record", "--backend", backend, "-o"])
             .arg(tmp.path().join(format!("{backend}.rtr")))
@@ -1428,8 +1423,7 @@ fn a_tree_deeper_than_path_max_replays_clean() {
     let tmp = tempfile::tempdir().unwrap();
     let exe = program(tmp.path(), "deep");
     for backend in ["ptrace", "auto"] {
-        let work = tmp.path().join(format!("work-{backend}"));
-        std::fs::create_dir_all(&work).unwrap();
+        let work = work_for(tmp.path(), backend);
         let prepared = output_within(
             Command::new(&exe)
                 .arg("prepare")
@@ -1475,8 +1469,7 @@ fn a_process_that_changes_its_root_replays_clean() {
     let tmp = tempfile::tempdir().unwrap();
     let exe = program(tmp.path(), "chroot");
     for backend in ["ptrace", "auto"] {
-        let work = tmp.path().join(format!("work-{backend}"));
-        std::fs::create_dir_all(&work).unwrap();
+        let work = work_for(tmp.path(), backend);
         let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
         assert!(
             work.join("jail/sub/moved").exists() && work.join("jail/d2/f").exists(),
@@ -1485,7 +1478,7 @@ fn a_process_that_changes_its_root_replays_clean() {
         let root = tmp.path().join("root");
         let _ = std::fs::remove_dir_all(&root);
         replay_clean_at(&root, &trace, &[]);
-        let replayed = root.join(work.strip_prefix("/").unwrap());
+        let replayed = under(&root, &work);
         assert!(replayed.join("jail/sub/moved").exists(), "{backend}");
     }
 }
@@ -1505,8 +1498,7 @@ fn calls_a_seccomp_filter_refused_are_not_replayed() {
     let tmp = tempfile::tempdir().unwrap();
     let exe = program(tmp.path(), "seccomp");
     for backend in ["ptrace", "ebpf"] {
-        let work = tmp.path().join(format!("work-{backend}"));
-        std::fs::create_dir_all(&work).unwrap();
+        let work = work_for(tmp.path(), backend);
         let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
         let out = std::fs::read_to_string(work.join("out")).unwrap();
         assert_eq!(
@@ -1534,7 +1526,7 @@ fn calls_a_seccomp_filter_refused_are_not_replayed() {
         let root = tmp.path().join("root");
         let _ = std::fs::remove_dir_all(&root);
         replay_clean_at(&root, &trace, &[]);
-        let replayed = root.join(work.strip_prefix("/").unwrap());
+        let replayed = under(&root, &work);
         same_files(
             &replayed,
             &work,
@@ -1590,7 +1582,7 @@ fn descriptors_passed_over_a_socket_share_the_senders_file() {
             let _ = std::fs::remove_dir_all(&root);
             let err = replay_clean_at(&root, &trace, &["--order", order]);
             assert!(!err.contains("not created"), "{backend} {mode:?}: {err}");
-            let replayed = root.join(work.strip_prefix("/").unwrap());
+            let replayed = under(&root, &work);
             same_files(
                 &replayed,
                 &work,
@@ -1657,8 +1649,7 @@ fn inputs_in_pages_never_touched_are_captured_and_lost_ones_are_a_mismatch() {
     let tmp = tempfile::tempdir().unwrap();
     let exe = program(tmp.path(), "untouched");
     for backend in ["ptrace", "ebpf"] {
-        let work = tmp.path().join(format!("work-{backend}"));
-        std::fs::create_dir_all(&work).unwrap();
+        let work = work_for(tmp.path(), backend);
         std::fs::write(work.join("in.bin"), "ab\n").unwrap();
         let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
         let text = dump(&trace);
@@ -1721,8 +1712,7 @@ fn processes_taking_turns_under_file_locks_replay_clean() {
     let tmp = tempfile::tempdir().unwrap();
     let exe = program(tmp.path(), "locks");
     for backend in ["ptrace", "auto"] {
-        let work = tmp.path().join(format!("work-{backend}"));
-        std::fs::create_dir_all(&work).unwrap();
+        let work = work_for(tmp.path(), backend);
         let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
         for name in ["flock.count", "ofd.count", "lockf.count"] {
             let count = std::fs::read_to_string(work.join(name)).unwrap_or_default();
@@ -1780,7 +1770,7 @@ fn device_nodes_replay_inert() {
         let _ = std::fs::remove_dir_all(&root);
         replay_clean_at(&root, &trace, &[]);
         use std::os::unix::fs::MetadataExt;
-        let inside = root.join(work.strip_prefix("/").unwrap());
+        let inside = under(&root, &work);
         for node in ["nul", "blk"] {
             let m = std::fs::symlink_metadata(inside.join(node)).unwrap();
             assert_eq!(m.rdev(), 0, "{node} under {backend} reaches a device");
@@ -1860,7 +1850,7 @@ fn output_redirected_into_a_file_the_command_names_replays_clean() {
             let root = tmp.path().join("root");
             let _ = std::fs::remove_dir_all(&root);
             replay_clean_at(&root, &t, &[]);
-            let replayed = root.join(work.strip_prefix("/").unwrap()).join(file);
+            let replayed = under(&root, &work).join(file);
             assert_eq!(
                 std::fs::read(&replayed).unwrap(),
                 std::fs::read(work.join(file)).unwrap(),
@@ -1891,7 +1881,7 @@ fn files_inherited_for_reading_are_opened_again() {
         let root = tmp.path().join("root");
         let _ = std::fs::remove_dir_all(&root);
         replay_clean_at(&root, &trace, &[]);
-        let replayed = root.join(work.strip_prefix("/").unwrap());
+        let replayed = under(&root, &work);
         for (file, want) in [("out", "1\n2\n3\n"), ("f", "HI\nlo\n")] {
             assert_eq!(
                 std::fs::read_to_string(replayed.join(file)).ok().as_deref(),
@@ -1965,8 +1955,7 @@ fn stdout_and_stderr_into_one_file_share_its_offset() {
         let root = tmp.path().join("root");
         let _ = std::fs::remove_dir_all(&root);
         replay_clean_at(&root, &trace, &[]);
-        let replayed =
-            std::fs::read(root.join(work.strip_prefix("/").unwrap()).join("both.log")).unwrap();
+        let replayed = std::fs::read(under(&root, &work).join("both.log")).unwrap();
         // The recorder's own summary follows in the real file.
         assert_eq!(
             String::from_utf8_lossy(&replayed),
@@ -2069,7 +2058,7 @@ fn files_a_process_had_open_before_an_attach_replay_clean() {
     );
     let root = tmp.path().join("root");
     replay_clean_at(&root, &trace, &[]);
-    let replayed = root.join(work.strip_prefix("/").unwrap());
+    let replayed = under(&root, &work);
     for file in ["log", "db", "rest", "whole", "size"] {
         assert_eq!(
             std::fs::read(replayed.join(file)).unwrap(),
@@ -2175,7 +2164,7 @@ fn recorder_messages_stay_out_of_the_commands_output_file() {
         let root = tmp.path().join("root");
         let _ = std::fs::remove_dir_all(&root);
         replay_clean_at(&root, &trace, &[]);
-        let replayed = root.join(work.strip_prefix("/").unwrap()).join("build.log");
+        let replayed = under(&root, &work).join("build.log");
         assert_eq!(
             std::fs::read_to_string(replayed).unwrap(),
             "start\nend\n",
@@ -2313,8 +2302,7 @@ fn processes_that_come_and_go_fast_replay_clean() {
     let tmp = tempfile::tempdir().unwrap();
     let exe = program(tmp.path(), "spawns");
     for backend in ["ptrace", "auto"] {
-        let work = tmp.path().join(format!("work-{backend}"));
-        std::fs::create_dir_all(&work).unwrap();
+        let work = work_for(tmp.path(), backend);
         let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
         let out = std::fs::read_to_string(work.join("out.txt")).unwrap_or_default();
         assert!(
@@ -3005,8 +2993,7 @@ fn dropped_capabilities_are_dropped_in_replay_too() {
     let tmp = tempfile::tempdir().unwrap();
     let exe = program(tmp.path(), "caps");
     for backend in ["ptrace", "ebpf"] {
-        let work = tmp.path().join(format!("work-{backend}"));
-        std::fs::create_dir_all(&work).unwrap();
+        let work = work_for(tmp.path(), backend);
         let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
         let report = std::fs::read_to_string(work.join("report")).unwrap();
         assert_eq!(
@@ -3058,8 +3045,7 @@ fn a_thread_that_unshares_keeps_its_changes_to_itself() {
     let tmp = tempfile::tempdir().unwrap();
     let exe = program(tmp.path(), "unshare");
     for backend in ["ptrace", "ebpf"] {
-        let work = tmp.path().join(format!("work-{backend}"));
-        std::fs::create_dir_all(&work).unwrap();
+        let work = work_for(tmp.path(), backend);
         let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
         assert_eq!(
             std::fs::read_to_string(work.join("log")).unwrap(),
@@ -3068,7 +3054,7 @@ fn a_thread_that_unshares_keeps_its_changes_to_itself() {
         );
         replay_clean(tmp.path(), &trace, &[]);
         let root = tmp.path().join("root");
-        let replayed = root.join(work.strip_prefix("/").unwrap());
+        let replayed = under(&root, &work);
         assert!(replayed.join("in_top").exists(), "{backend}");
         assert!(!replayed.join("sub/in_top").exists(), "{backend}");
     }
@@ -3093,10 +3079,7 @@ fn another_processs_proc_fd_names_reach_its_files() {
             "{backend}"
         );
         replay_clean(tmp.path(), &trace, &[]);
-        let replayed = tmp
-            .path()
-            .join("root")
-            .join(work.strip_prefix("/").unwrap());
+        let replayed = under(&tmp.path().join("root"), &work);
         same_files(&replayed, &work, &["log", "copy"], backend);
     }
 }
@@ -3111,8 +3094,7 @@ fn an_exec_keeps_exactly_the_descriptors_it_kept() {
     let tmp = tempfile::tempdir().unwrap();
     let exe = program(tmp.path(), "cloexec");
     for backend in ["ptrace", "ebpf"] {
-        let work = tmp.path().join(format!("work-{backend}"));
-        std::fs::create_dir_all(&work).unwrap();
+        let work = work_for(tmp.path(), backend);
         let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
         let report = std::fs::read_to_string(work.join("report")).unwrap();
         // Descriptors the tests inherited show too, all without the flag.
@@ -3138,8 +3120,7 @@ fn a_pidfd_clone3_made_is_known_to_replay() {
     let tmp = tempfile::tempdir().unwrap();
     let exe = program(tmp.path(), "clone3_pidfd");
     for backend in ["ptrace", "ebpf"] {
-        let work = tmp.path().join(format!("work-{backend}"));
-        std::fs::create_dir_all(&work).unwrap();
+        let work = work_for(tmp.path(), backend);
         let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
         assert_eq!(
             std::fs::read_to_string(work.join("out")).unwrap(),
@@ -3159,14 +3140,10 @@ fn a_descriptor_taken_with_pidfd_getfd_reaches_the_file() {
     let tmp = tempfile::tempdir().unwrap();
     let exe = program(tmp.path(), "getfd");
     for backend in ["ptrace", "ebpf"] {
-        let work = tmp.path().join(format!("work-{backend}"));
-        std::fs::create_dir_all(&work).unwrap();
+        let work = work_for(tmp.path(), backend);
         let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
         replay_clean(tmp.path(), &trace, &[]);
-        let replayed = tmp
-            .path()
-            .join("root")
-            .join(work.strip_prefix("/").unwrap());
+        let replayed = under(&tmp.path().join("root"), &work);
         same_files(&replayed, &work, &["fromchild"], backend);
     }
 }
