@@ -105,27 +105,28 @@ pub fn watch_stop_signals() {
     install_stop_handler(libc::SIGHUP);
 }
 
-/// Installs [`on_stop_signal`] for `sig`, as [`install_handler`] does.
+/// Installs [`on_stop_signal`] for `sig`, as [`install_handler`] does,
+/// with the sender's siginfo.
 fn install_stop_handler(sig: libc::c_int) {
-    // SAFETY: as in install_handler; the handler only touches atomics.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_stop_signal as *const () as usize;
-        sa.sa_flags = libc::SA_SIGINFO;
-        libc::sigemptyset(&mut sa.sa_mask);
-        libc::sigaction(sig, &sa, std::ptr::null_mut());
-    }
+    set_action(sig, on_stop_signal as *const () as usize, libc::SA_SIGINFO);
 }
 
 /// Installs `handler` for `sig` without `SA_RESTART`, so a blocked wait
 /// returns and the recorder's loop can act. Handlers must only touch
 /// atomics.
 pub fn install_handler(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) {
+    set_action(sig, handler as usize, 0);
+}
+
+/// Sets `sig`'s action to the handler at address `handler` with
+/// `flags`, no `SA_RESTART` and an empty mask.
+fn set_action(sig: libc::c_int, handler: usize, flags: libc::c_int) {
     // SAFETY: a zeroed sigaction with a handler address and empty mask is
     // valid; the handlers only touch atomics.
     unsafe {
         let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = handler as usize;
+        sa.sa_sigaction = handler;
+        sa.sa_flags = flags;
         libc::sigemptyset(&mut sa.sa_mask);
         libc::sigaction(sig, &sa, std::ptr::null_mut());
     }

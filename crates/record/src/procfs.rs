@@ -79,10 +79,7 @@ pub fn status(tid: i32) -> Option<Status> {
 /// The executable and arguments process `pid` runs now (`/proc`): what a
 /// child it forks starts with, until it execs.
 pub fn image(pid: u32) -> (Vec<u8>, Vec<Vec<u8>>) {
-    (
-        link(format!("/proc/{pid}/exe")),
-        nul_list(format!("/proc/{pid}/cmdline")),
-    )
+    (exe_of(pid), nul_list(format!("/proc/{pid}/cmdline")))
 }
 
 /// The executable task `tid` runs (empty once it is gone): a created
@@ -200,8 +197,8 @@ pub fn process_start(tid: i32, cause: StartCause, seq: u64, time_ns: u64) -> Opt
         euid: s.euid,
         egid: s.egid,
         umask: s.umask,
-        cwd: crate::dir_name(&format!("/proc/{tid}/cwd")).unwrap_or_default(),
-        exe: link(format!("/proc/{tid}/exe")),
+        cwd: cwd_of(tid as u32).unwrap_or_default(),
+        exe: exe_of(tid as u32),
         argv: if whole_process {
             nul_list(format!("/proc/{tid}/cmdline"))
         } else {
