@@ -606,13 +606,18 @@ fn roomy(fd: &impl AsRawFd, at_least: usize) {
     };
 }
 
-/// The `sun_path` bytes of the Unix socket address a `bind` or `connect`
-/// gives (argument 1), all of them.
-fn unix_address(ev: &SyscallEvent) -> Option<&[u8]> {
-    let addr = ev
-        .capture(1, Role::Entry)
+/// The socket address a `bind` or `connect` gives (argument 1), as
+/// captured whole.
+fn socket_address(ev: &SyscallEvent) -> Option<&[u8]> {
+    ev.capture(1, Role::Entry)
         .filter(|c| c.status == CaptureStatus::Complete)
-        .and_then(|c| c.data.as_deref())?;
+        .and_then(|c| c.data.as_deref())
+}
+
+/// The `sun_path` bytes of the Unix socket address a `bind` or `connect`
+/// gives, all of them.
+fn unix_address(ev: &SyscallEvent) -> Option<&[u8]> {
+    let addr = socket_address(ev)?;
     let family = u16::from_le_bytes(addr.get(..2)?.try_into().ok()?);
     (i32::from(family) == libc::AF_UNIX).then_some(addr.get(2..)?)
 }
@@ -620,10 +625,7 @@ fn unix_address(ev: &SyscallEvent) -> Option<&[u8]> {
 /// The path name of a `bind`'s Unix socket address (not an abstract or
 /// unnamed one).
 fn unix_socket_path(ev: &SyscallEvent) -> Option<&[u8]> {
-    ev.capture(1, Role::Entry)
-        .filter(|c| c.status == CaptureStatus::Complete)
-        .and_then(|c| c.data.as_deref())
-        .and_then(catalogue::unix_socket_path)
+    socket_address(ev).and_then(catalogue::unix_socket_path)
 }
 
 /// The clone flags of a call that spawns (`implied`: those its row's
@@ -2250,7 +2252,7 @@ impl Thread<'_> {
                 if expected >= 0 {
                     let entry = FdEntry {
                         process: Some(ev.args[0] as u32),
-                        ..FdEntry::simulated(Vec::new(), true)
+                        ..FdEntry::simulated(Vec::new(), row.cloexec(&ev.args))
                     };
                     install(&mut lock(&self.proc.fds), expected as i32, entry, ev);
                 }
@@ -2268,12 +2270,12 @@ impl Thread<'_> {
                     let entry = match taken {
                         // The same description, as `dup` makes it.
                         Some(e) => FdEntry {
-                            cloexec: true,
+                            cloexec: row.cloexec(&ev.args),
                             listing: None,
                             displaced: None,
                             ..e
                         },
-                        None => FdEntry::simulated(Vec::new(), true),
+                        None => FdEntry::simulated(Vec::new(), row.cloexec(&ev.args)),
                     };
                     install(&mut lock(&self.proc.fds), expected as i32, entry, ev);
                 }
