@@ -72,6 +72,9 @@ pub enum FlagSet {
     PerfEvent,
     /// `FSOPEN_*` flags.
     Fsopen,
+    /// `mq_open`'s `oflag`: the `O_*` bits a message queue takes. Not
+    /// [`FlagSet::Open`], which would make the call an open of a path.
+    MqOpen,
 }
 
 /// A decoding table: either a bit set (each entry one or more bits) or an

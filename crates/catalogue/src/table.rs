@@ -322,7 +322,7 @@ pub(crate) const TABLE: &[Syscall] = &[
     raw!(237, mbind, Simulate, G::MEMORY),
     raw!(238, set_mempolicy, Simulate, G::MEMORY),
     raw!(239, get_mempolicy, Ignore, G::MEMORY),
-    sys!(240, mq_open, [name: Str, oflag: Hex, mode: Mode, attr: Ptr], Fd, Simulate, G::IPC | G::DESC),
+    sys!(240, mq_open, [name: Str, oflag: Flags(F::MqOpen), mode: Mode, attr: Ptr], Fd, Simulate, G::IPC | G::DESC),
     raw!(241, mq_unlink, Simulate, G::FILE),
     raw!(242, mq_timedsend, Simulate, G::IPC),
     raw!(243, mq_timedreceive, Simulate, G::IPC),

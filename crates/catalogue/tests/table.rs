@@ -1225,12 +1225,12 @@ fn unix_socket_paths_are_named_addresses_only() {
 /// Every call that makes a descriptor says whether it is close-on-exec:
 /// its `*_CLOEXEC` flag, or always, and replay's `execve` keeps what the
 /// kernel's keeps (`userfaultfd`, `fanotify_init`, `perf_event_open`,
-/// `fsopen` and `memfd_secret` once had their flags shown as bare hex,
-/// and their descriptors outlived an exec in replay).
+/// `fsopen`, `memfd_secret` and `mq_open` once had their flags shown as
+/// bare hex, and their descriptors outlived an exec in replay).
 #[test]
 fn descriptor_makers_say_close_on_exec() {
     use reanimator_catalogue::by_name;
-    let cases: [(&str, usize, u64); 8] = [
+    let cases: [(&str, usize, u64); 9] = [
         ("userfaultfd", 0, libc::O_CLOEXEC as u64),
         ("memfd_secret", 0, libc::O_CLOEXEC as u64),
         ("fanotify_init", 0, 1),
@@ -1238,6 +1238,7 @@ fn descriptor_makers_say_close_on_exec() {
         ("fsopen", 1, 1),
         ("memfd_create", 1, 1),
         ("openat", 2, libc::O_CLOEXEC as u64),
+        ("mq_open", 1, libc::O_CLOEXEC as u64),
         ("pidfd_open", 1, 0),
     ];
     for (name, arg, bit) in cases {

@@ -40,6 +40,7 @@ pub(super) fn table(set: FlagSet) -> &'static FlagTable {
         FlagSet::Fanotify => &FANOTIFY,
         FlagSet::PerfEvent => &PERF_EVENT,
         FlagSet::Fsopen => &FSOPEN,
+        FlagSet::MqOpen => &MQ_OPEN,
     }
 }
 
@@ -61,10 +62,13 @@ const fn values(name: &'static str, entries: &'static [(u64, &'static str)]) -> 
     }
 }
 
+/// `O_ACCMODE`'s values, shared by `open` and `mq_open`.
+const ACCESS_MODES: &[(u64, &str)] = &[(0, "O_RDONLY"), (1, "O_WRONLY"), (2, "O_RDWR")];
+
 static OPEN: FlagTable = FlagTable {
     name: "open",
     enumerated: false,
-    low: Some((0o3, &[(0, "O_RDONLY"), (1, "O_WRONLY"), (2, "O_RDWR")])),
+    low: Some((0o3, ACCESS_MODES)),
     entries: &[
         (0o100, "O_CREAT"),
         (0o200, "O_EXCL"),
@@ -504,6 +508,18 @@ static PERF_EVENT: FlagTable = bits(
 );
 
 static FSOPEN: FlagTable = bits("fsopen", &[(1, "FSOPEN_CLOEXEC")]);
+
+static MQ_OPEN: FlagTable = FlagTable {
+    name: "mq_open",
+    enumerated: false,
+    low: Some((0o3, ACCESS_MODES)),
+    entries: &[
+        (0o100, "O_CREAT"),
+        (0o200, "O_EXCL"),
+        (0o4000, "O_NONBLOCK"),
+        (0o2000000, "O_CLOEXEC"),
+    ],
+};
 
 static MEMFD: FlagTable = bits(
     "memfd",

@@ -1,11 +1,12 @@
 /* Descriptors of every kind, made twice: without close-on-exec, then
  * with (pipe2, socket, socketpair, epoll, eventfd, signalfd, timerfd,
- * inotify, memfd, open, dup3, F_DUPFD; pidfd_open's are close-on-exec
+ * inotify, memfd, open, mq_open, dup3, F_DUPFD; pidfd_open's are close-on-exec
  * whatever the flags). Then the program executes itself, which asks
  * F_GETFD of every number and writes what is open to `report`: replay
  * must keep exactly what the exec kept. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <mqueue.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/epoll.h>
@@ -30,6 +31,8 @@ int main(int argc, char **argv)
         }
         return 0;
     }
+    char queue[64];
+    snprintf(queue, sizeof queue, "/reanimator-cloexec-%d", (int)getpid());
     for (int with = 0; with < 2; with++) {
         int p[2], sv[2];
         sigset_t usr1;
@@ -45,11 +48,13 @@ int main(int argc, char **argv)
             inotify_init1(with ? IN_CLOEXEC : 0) < 0 ||
             memfd_create("m", with ? MFD_CLOEXEC : 0) < 0 ||
             open(".", O_RDONLY | O_DIRECTORY | (with ? O_CLOEXEC : 0)) < 0 ||
-            dup3(0, 30 + with, with ? O_CLOEXEC : 0) < 0 ||
-            fcntl(0, with ? F_DUPFD_CLOEXEC : F_DUPFD, 33 + with) < 0 ||
+            mq_open(queue, O_RDWR | O_CREAT | (with ? O_CLOEXEC : 0), 0600, NULL) < 0 ||
+            dup3(0, 35 + with, with ? O_CLOEXEC : 0) < 0 ||
+            fcntl(0, with ? F_DUPFD_CLOEXEC : F_DUPFD, 37 + with) < 0 ||
             syscall(SYS_pidfd_open, getpid(), 0) < 0)
             return 2;
     }
+    mq_unlink(queue);
     execl("/proc/self/exe", argv[0], "check", (char *)NULL);
     return 3;
 }
