@@ -75,6 +75,14 @@ pub enum FlagSet {
     /// `mq_open`'s `oflag`: the `O_*` bits a message queue takes. Not
     /// [`FlagSet::Open`], which would make the call an open of a path.
     MqOpen,
+    /// `OPEN_TREE_*` and `AT_*` flags of `open_tree`.
+    OpenTree,
+    /// `FSMOUNT_*` flags.
+    Fsmount,
+    /// `FSPICK_*` flags.
+    Fspick,
+    /// `LANDLOCK_CREATE_RULESET_*` flags.
+    Landlock,
 }
 
 /// A decoding table: either a bit set (each entry one or more bits) or an

@@ -390,7 +390,18 @@ pub fn gids(list: &[u8]) -> impl Iterator<Item = u32> + '_ {
 
 /// Calls whose new descriptors the kernel always makes close-on-exec,
 /// whatever their flags say.
-pub const ALWAYS_CLOSE_ON_EXEC: [&str; 3] = ["pidfd_open", "pidfd_getfd", "io_uring_setup"];
+pub const ALWAYS_CLOSE_ON_EXEC: [&str; 4] = [
+    "pidfd_open",
+    "pidfd_getfd",
+    "io_uring_setup",
+    "landlock_create_ruleset",
+];
+
+/// Calls that return a descriptor except when one of these flag bits is
+/// set, and then a number: (name, flags argument, bits).
+/// `landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)` is
+/// how a program asks which Landlock ABI the kernel has.
+const NUMBER_INSTEAD_OF_DESCRIPTOR: [(&str, usize, u64); 1] = [("landlock_create_ruleset", 2, 3)];
 
 /// `prctl`'s operation that installs a seccomp filter.
 pub const PR_SET_SECCOMP: u64 = 22;
@@ -898,6 +909,15 @@ impl Syscall {
             }
             None => None,
         }
+    }
+
+    /// Whether the call, given `args`, returns a new descriptor (the
+    /// replayer's table gets an entry for it).
+    pub fn makes_descriptor(&self, args: &[u64; 6]) -> bool {
+        self.ret == Ret::Fd
+            && !NUMBER_INSTEAD_OF_DESCRIPTOR
+                .iter()
+                .any(|&(name, i, bits)| name == self.name && args[i] & bits != 0)
     }
 
     /// Whether the descriptors the call creates are close-on-exec: always

@@ -427,12 +427,12 @@ pub(crate) const TABLE: &[Syscall] = &[
     // IORING_REGISTER_FILES's are descriptors; other opcodes' arrays are
     // longer (iovecs, updates), and a prefix of them costs nothing.
     sys!(427, io_uring_register, [fd: Fd, opcode: Flags(F::UringRegister), arg: st(S::Fds, In, ArgTimes(3, 4)), nr_args: UInt], Int, Emulate, G::DESC | G::AIO, E::UringRegister),
-    raw!(428, open_tree, Simulate, G::FILE),
+    sys!(428, open_tree, [dirfd: DirFd, pathname: Path, flags: Flags(F::OpenTree)], Fd, Simulate, G::FILE | G::DESC),
     raw!(429, move_mount, Simulate, G::FILE),
     sys!(430, fsopen, [fsname: Str, flags: Flags(F::Fsopen)], Fd, Simulate, G::FILE | G::DESC),
     raw!(431, fsconfig, Simulate, G::FILE),
-    raw!(432, fsmount, Simulate, G::FILE),
-    raw!(433, fspick, Simulate, G::FILE),
+    sys!(432, fsmount, [fs_fd: Fd, flags: Flags(F::Fsmount), attr_flags: Hex], Fd, Simulate, G::FILE | G::DESC),
+    sys!(433, fspick, [dirfd: DirFd, pathname: Path, flags: Flags(F::Fspick)], Fd, Simulate, G::FILE | G::DESC),
     sys!(434, pidfd_open, [pid: Pid, flags: Hex], Fd, Emulate, G::DESC, E::PidFd),
     sys!(435, clone3, [cl_args: st(S::CloneArgs, In, Arg(1)), size: Size], Pid, Emulate, G::PROCESS, E::Spawn(0)),
     sys!(436, close_range, [first: Fd, last: Fd, flags: Flags(F::CloseRange)], Int, Execute, G::DESC, E::CloseRange),
@@ -443,7 +443,7 @@ pub(crate) const TABLE: &[Syscall] = &[
     raw!(441, epoll_pwait2, Simulate, G::DESC),
     raw!(442, mount_setattr, Simulate, G::FILE),
     raw!(443, quotactl_fd, Simulate, G::FILE),
-    raw!(444, landlock_create_ruleset, Simulate, G::PROCESS),
+    sys!(444, landlock_create_ruleset, [attr: Ptr, size: Size, flags: Flags(F::Landlock)], Fd, Simulate, G::PROCESS | G::DESC),
     raw!(445, landlock_add_rule, Simulate, G::PROCESS),
     raw!(446, landlock_restrict_self, Simulate, G::PROCESS),
     sys!(447, memfd_secret, [flags: Flags(F::Cloexec)], Fd, Simulate, G::MEMORY | G::DESC),
@@ -466,7 +466,7 @@ pub(crate) const TABLE: &[Syscall] = &[
     raw!(464, getxattrat, Ignore, G::FILE),
     raw!(465, listxattrat, Simulate, G::FILE),
     raw!(466, removexattrat, Simulate, G::FILE),
-    raw!(467, open_tree_attr, Simulate, G::FILE),
+    sys!(467, open_tree_attr, [dirfd: DirFd, pathname: Path, flags: Flags(F::OpenTree), attr: Ptr, size: Size], Fd, Simulate, G::FILE | G::DESC),
     raw!(468, file_getattr, Simulate, G::FILE),
     raw!(469, file_setattr, Simulate, G::FILE),
 ];

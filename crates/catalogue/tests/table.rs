@@ -1250,3 +1250,17 @@ fn descriptor_makers_say_close_on_exec() {
         assert_eq!(row.cloexec(&args), name == "pidfd_open", "{name} without");
     }
 }
+
+/// A call's return is a new descriptor unless its flags ask for a number:
+/// `landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)`
+/// returns the ABI version, which replay must not take for a descriptor.
+#[test]
+fn landlock_version_query_makes_no_descriptor() {
+    use reanimator_catalogue::by_name;
+    let landlock = by_name("landlock_create_ruleset").unwrap();
+    assert!(landlock.makes_descriptor(&[0x1000, 16, 0, 0, 0, 0]));
+    assert!(!landlock.makes_descriptor(&[0, 0, 1, 0, 0, 0]));
+    assert!(!landlock.makes_descriptor(&[0, 0, 2, 0, 0, 0]));
+    assert!(by_name("open_tree").unwrap().makes_descriptor(&[0; 6]));
+    assert!(!by_name("read").unwrap().makes_descriptor(&[0; 6]));
+}

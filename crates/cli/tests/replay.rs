@@ -3111,6 +3111,30 @@ fn an_exec_keeps_exactly_the_descriptors_it_kept() {
     }
 }
 
+/// Descriptors of `landlock_create_ruleset` and `open_tree` (see
+/// `tests/programs/mount_api_fds.c`): both were recorded as raw words, so
+/// replay knew no descriptor there and their `fcntl`, `dup` and `close`
+/// failed `EBADF` (4 mismatches); and the ABI version the same Landlock
+/// call returns is a number, not a descriptor.
+#[test]
+fn landlock_and_open_tree_descriptors_are_known_to_replay() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = program(tmp.path(), "mount_api_fds");
+    for backend in ["ptrace", "ebpf"] {
+        let work = work_for(tmp.path(), backend);
+        let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap()]);
+        let report = std::fs::read_to_string(work.join("report")).unwrap();
+        // The untraced tree descriptor is the one the exec kept; the
+        // test's own inherited descriptors show too.
+        assert!(
+            report.starts_with("abi 1, flags 1 0 1, copy 1\n")
+                && report.lines().filter(|l| l.ends_with("flags 0")).count() >= 1,
+            "{backend}: {report}"
+        );
+        replay_clean(tmp.path(), &trace, &[]);
+    }
+}
+
 /// A pidfd `clone3` made (see `tests/programs/clone3_pidfd.c`): the
 /// kernel stores it inside `struct clone_args`, which no recorder reads,
 /// and replay knew no descriptor there: its `waitid`, `dup` and `close`

@@ -884,7 +884,7 @@ impl Thread<'_> {
         let ret = Self::expected(ev);
         if ret >= 0 {
             let cloexec = row.cloexec(&ev.args);
-            if row.ret == Ret::Fd {
+            if row.makes_descriptor(&ev.args) {
                 install(
                     &mut lock(&self.proc.fds),
                     ret as i32,

@@ -44,7 +44,7 @@ use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use reanimator_catalogue::{Effect, PositionalIo, Ret, Syscall};
+use reanimator_catalogue::{Effect, PositionalIo, Syscall};
 use reanimator_trace::SyscallEvent;
 
 use crate::state::lock;
@@ -627,7 +627,7 @@ impl CommuteFds {
                 self.fds.remove(&(ev.args[0] as i32));
                 fd.map(|fd| self.fds.remove(&fd));
             }
-            _ if row.ret == Ret::Fd => {
+            _ if row.makes_descriptor(&ev.args) => {
                 let fd = fd?;
                 match row.open_flags(&ev.args) {
                     Some(flags) if flags & libc::O_APPEND as u64 == 0 => self.fds.insert(fd),

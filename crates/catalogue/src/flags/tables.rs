@@ -41,6 +41,10 @@ pub(super) fn table(set: FlagSet) -> &'static FlagTable {
         FlagSet::PerfEvent => &PERF_EVENT,
         FlagSet::Fsopen => &FSOPEN,
         FlagSet::MqOpen => &MQ_OPEN,
+        FlagSet::OpenTree => &OPEN_TREE,
+        FlagSet::Fsmount => &FSMOUNT,
+        FlagSet::Fspick => &FSPICK,
+        FlagSet::Landlock => &LANDLOCK,
     }
 }
 
@@ -508,6 +512,38 @@ static PERF_EVENT: FlagTable = bits(
 );
 
 static FSOPEN: FlagTable = bits("fsopen", &[(1, "FSOPEN_CLOEXEC")]);
+
+static OPEN_TREE: FlagTable = bits(
+    "open_tree",
+    &[
+        (1, "OPEN_TREE_CLONE"),
+        (0o2000000, "OPEN_TREE_CLOEXEC"),
+        (0x100, "AT_SYMLINK_NOFOLLOW"),
+        (0x800, "AT_NO_AUTOMOUNT"),
+        (0x1000, "AT_EMPTY_PATH"),
+        (0x8000, "AT_RECURSIVE"),
+    ],
+);
+
+static FSMOUNT: FlagTable = bits("fsmount", &[(1, "FSMOUNT_CLOEXEC")]);
+
+static FSPICK: FlagTable = bits(
+    "fspick",
+    &[
+        (1, "FSPICK_CLOEXEC"),
+        (2, "FSPICK_SYMLINK_NOFOLLOW"),
+        (4, "FSPICK_NO_AUTOMOUNT"),
+        (8, "FSPICK_EMPTY_PATH"),
+    ],
+);
+
+static LANDLOCK: FlagTable = bits(
+    "landlock",
+    &[
+        (1, "LANDLOCK_CREATE_RULESET_VERSION"),
+        (2, "LANDLOCK_CREATE_RULESET_ERRATA"),
+    ],
+);
 
 static MQ_OPEN: FlagTable = FlagTable {
     name: "mq_open",
