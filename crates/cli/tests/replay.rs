@@ -1306,6 +1306,51 @@ fn fio_splice_and_posix_aio_engines_replay_clean() {
     }
 }
 
+/// A 300 MiB shared mapping with stores all along it, still mapped at
+/// `exit_group` (see `tests/programs/shared_map_exit.c`): both recorders
+/// cut its capture at 256 MiB (`CAPTURE_MAX`), so the stores past it were
+/// missing and `m.bin` differed. Now it goes out in pieces; and ptrace
+/// reads only the pages that hold any, not all 300 MiB.
+#[test]
+fn a_shared_mapping_larger_than_a_capture_keeps_every_store() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = program(tmp.path(), "shared_map_exit");
+    for backend in ["ptrace", "ebpf"] {
+        let work = work_for(tmp.path(), backend);
+        let argv = [exe.to_str().unwrap(), "300", "1024", "random"];
+        let trace = record_with(tmp.path(), &work, backend, &argv);
+        replay_clean(tmp.path(), &trace, &[]);
+        let replayed = under(&tmp.path().join("root"), &work);
+        same_files(&replayed, &work, &["m.bin"], backend);
+    }
+}
+
+/// An 8 MiB shared mapping stored to on every page, still mapped at
+/// `exit_group`, recorded with eBPF through a 1 MiB ring: the BPF program,
+/// which cannot wait for the ring to drain, lost records ("error: 1
+/// events were lost"). The recorder now captures it while the gate holds
+/// the `exit_group`.
+#[test]
+fn a_shared_mapping_larger_than_the_ring_is_captured_at_exit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = program(tmp.path(), "shared_map_exit");
+    let work = work_for(tmp.path(), "ebpf");
+    let trace = tmp.path().join("t.rtr");
+    let rec = output_within(
+        Command::new(bin())
+            .current_dir(&work)
+            .args(["record", "--backend", "ebpf", "--ring-size", "1M", "-o"])
+            .arg(&trace)
+            .args(["--", exe.to_str().unwrap(), "8", "4"])
+            .stdin(Stdio::null()),
+        Duration::from_secs(300),
+    );
+    assert!(rec.status.success(), "record: {}", show(&rec));
+    replay_clean(tmp.path(), &trace, &[]);
+    let replayed = under(&tmp.path().join("root"), &work);
+    same_files(&replayed, &work, &["m.bin"], "ebpf");
+}
+
 /// fio's mmap engine: two job processes store into the file through a
 /// `PROT_WRITE`-only shared mapping that is still mapped when they exit.
 /// The stores were lost (captured only at `munmap`); ptrace then could not

@@ -3,7 +3,8 @@
 //! name; every decision comes from the catalogue row's parameter kinds.
 
 use reanimator_catalogue::{aio, Dir, Kind, Len, Syscall};
-use reanimator_record::{read_mapped, read_mem, CaptureCounts, Captures, DataPolicy, CAPTURE_MAX};
+use reanimator_record::capture::{take_bytes, take_mapped, Bytes};
+use reanimator_record::{read_mem, CaptureCounts, Captures, DataPolicy};
 use reanimator_trace::{CaptureHead, CaptureStatus, Role, CONTROL_ELEM, CONTROL_MAX};
 
 use reanimator_record::mappings::overlaps;
@@ -105,12 +106,7 @@ pub(crate) fn capture(
             Kind::Mapped { len } if view.role == Role::Entry => {
                 let n = view.args[len as usize];
                 if overlaps(view.shared, addr, n) {
-                    let what = Bytes {
-                        head: head(0, n),
-                        addr,
-                        present: n,
-                    };
-                    take_bytes(view.pid, what, policy, read_mapped, out, counts);
+                    take_mapped(view.pid, head, addr, n, policy, out, counts);
                 }
             }
             Kind::Buf { dir, len } if view.reads(dir) => {
@@ -358,52 +354,6 @@ fn take_iovecs(
         left -= moved;
         take(elem as u32, base, len, moved);
     }
-}
-
-/// One capture to read: `present` bytes exist at `addr` (the head's `len`
-/// may be larger for output iovec elements).
-pub(crate) struct Bytes {
-    pub head: CaptureHead,
-    pub addr: u64,
-    pub present: u64,
-}
-
-/// Reads one capture with `read`, keeping what `policy` asks for.
-pub(crate) fn take_bytes(
-    pid: i32,
-    what: Bytes,
-    policy: DataPolicy,
-    read: fn(i32, u64, &mut [u8]) -> usize,
-    out: &mut Captures,
-    counts: &mut CaptureCounts,
-) {
-    let Bytes {
-        mut head,
-        addr,
-        present,
-    } = what;
-    let want = match policy {
-        DataPolicy::All => present,
-        DataPolicy::None => 0,
-        DataPolicy::Max(m) => present.min(m),
-    }
-    .min(CAPTURE_MAX) as usize;
-    let start = out.bytes.len();
-    out.bytes.resize(start + want, 0);
-    let got = read(pid, addr, &mut out.bytes[start..]);
-    out.bytes.truncate(start + got);
-    head.status = if got < want {
-        counts.unreadable += 1;
-        CaptureStatus::Unreadable
-    } else if policy == DataPolicy::None && present > 0 {
-        CaptureStatus::Skipped
-    } else if (got as u64) < present {
-        counts.truncated += 1;
-        CaptureStatus::Truncated
-    } else {
-        CaptureStatus::Complete
-    };
-    out.heads.push((head, start..start + got));
 }
 
 /// Reads a NUL-terminated string (without the NUL) as one capture.

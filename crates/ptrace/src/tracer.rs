@@ -39,7 +39,7 @@ use reanimator_record::{
 
 use crate::capture::{capture, CallView};
 use crate::sys::{self, CpuMask, OP_ENTRY, OP_EXIT};
-use reanimator_record::mappings::SharedMappings;
+use reanimator_record::mappings::{record_at_exit, SharedMappings};
 
 use crate::uring::{self, Rings};
 
@@ -1249,41 +1249,16 @@ impl<'a, 's, 'q> Tracer<'a, 's, 'q> {
         if ranges.is_empty() {
             return Ok(());
         }
-        let row = catalogue::by_nr(catalogue::MAPPED_AT_EXIT).expect("pseudo-call row");
-        let mut caps = Captures::default();
-        for range in ranges {
-            let args = [range.0, range.1 - range.0, 0, 0, 0, 0];
-            caps.clear();
-            let view = CallView {
-                pid,
-                args: &args,
-                ret: None,
-                role: Role::Entry,
-                shared: &[range],
-            };
-            // The time the capture began: the process is stopped, so its
-            // bytes are at least that new, while another process may still
-            // store into the same file until then (replay keeps the newest
-            // capture of each page, whatever order the records come in).
-            let seq = self.shared.seq();
-            let now = now_ns();
-            capture(row, &view, self.shared.policy, &mut caps, &mut self.counts);
-            let mut c = self.shared.lock();
-            let head = SyscallHead {
-                seq,
-                tgid,
-                tid: pid as u32,
-                nr: row.nr,
-                enter_ns: now,
-                args,
-                exit: Some(SyscallExit {
-                    exit_ns: now,
-                    ret: 0,
-                    is_error: false,
-                }),
-            };
-            c.sink.call(&head, &caps)?;
-        }
+        let shared = self.shared;
+        record_at_exit(
+            pid,
+            tgid,
+            &ranges,
+            shared.policy,
+            &mut self.counts,
+            || shared.seq(),
+            |head, caps| shared.lock().sink.call(head, caps),
+        )?;
         self.shared.lock().maps.captured_at_exit(tgid);
         Ok(())
     }

@@ -9,6 +9,7 @@ they see system calls; everything a user chooses or is told is defined
 once, here.
 */
 
+pub mod capture;
 pub mod mappings;
 mod process;
 mod procfs;
@@ -24,7 +25,7 @@ use std::time::Duration;
 
 pub use process::{
     clear_stop_request, discard_stopped, exit_status, fork_stopped, held_messages, install_handler,
-    keep_messages_out_of, read_mapped, read_mem, say, spawned_start, stop_requested,
+    keep_messages_out_of, read_mapped, read_mem, resident_runs, say, spawned_start, stop_requested,
     take_refused_reads, watch_stop_signals, ChildSetup, LeftBehind, SavedState,
 };
 pub use procfs::{cwd_of, exe_of, image, process_start, status, task_ids, Status};

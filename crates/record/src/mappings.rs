@@ -11,7 +11,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use reanimator_catalogue::Effect;
+use reanimator_catalogue::{self as catalogue, Effect, Kind};
+use reanimator_trace::{CaptureHead, CaptureStatus, Role, SyscallExit, SyscallHead};
+
+use crate::capture::take_mapped;
+use crate::{now_ns, CaptureCounts, Captures, DataPolicy, Error, CAPTURE_MAX};
 
 /// Address ranges `[start, end)` per thread group.
 #[derive(Default)]
@@ -153,6 +157,68 @@ impl SharedMappings {
             ranges
         }
     }
+}
+
+/// The `mapped_at_exit` pseudo-calls of process `tgid`, whose address
+/// space is about to end while its thread `pid` is stopped: one per piece
+/// of at most [`CAPTURE_MAX`] bytes of each of `ranges` (a larger piece
+/// would be cut off), its bytes as the runs of pages that hold any. `seq`
+/// gives each its id, `emit` writes it.
+pub fn record_at_exit(
+    pid: i32,
+    tgid: u32,
+    ranges: &[(u64, u64)],
+    policy: DataPolicy,
+    counts: &mut CaptureCounts,
+    mut seq: impl FnMut() -> u64,
+    mut emit: impl FnMut(&SyscallHead, &Captures) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let row = catalogue::by_nr(catalogue::MAPPED_AT_EXIT).expect("pseudo-call row");
+    let arg = row
+        .params()
+        .iter()
+        .position(|p| matches!(p.kind, Kind::Mapped { .. }))
+        .expect("a mapped range") as u8;
+    let pieces = ranges.iter().flat_map(|&(start, end)| {
+        (start..end)
+            .step_by(CAPTURE_MAX as usize)
+            .map(move |at| (at, end.min(at + CAPTURE_MAX)))
+    });
+    let mut caps = Captures::default();
+    for (start, end) in pieces {
+        let head = |elem, len| CaptureHead {
+            arg,
+            role: Role::Entry,
+            elem,
+            status: CaptureStatus::Complete,
+            len,
+        };
+        // The time the capture began: the process is stopped, so its bytes
+        // are at least that new, while another process may still store
+        // into the same file until then (replay keeps the newest capture
+        // of each page, whatever order the records come in).
+        let (seq, now) = (seq(), now_ns());
+        caps.clear();
+        take_mapped(pid, head, start, end - start, policy, &mut caps, counts);
+        let mut args = [0; 6];
+        args[usize::from(arg)] = start;
+        args[usize::from(arg) + 1] = end - start;
+        let head = SyscallHead {
+            seq,
+            tgid,
+            tid: pid as u32,
+            nr: row.nr,
+            enter_ns: now,
+            args,
+            exit: Some(SyscallExit {
+                exit_ns: now,
+                ret: 0,
+                is_error: false,
+            }),
+        };
+        emit(&head, &caps)?;
+    }
+    Ok(())
 }
 
 /// True when `[addr, addr + len)` overlaps one of `ranges`.

@@ -448,6 +448,46 @@ pub fn read_mapped(pid: i32, addr: u64, buf: &mut [u8]) -> usize {
     }
 }
 
+/// The parts of `[addr, addr + len)` in `pid` that hold pages, present or
+/// swapped out (`/proc/PID/pagemap`), as `(offset from addr, length)`
+/// runs. A page of a shared mapping the process never touched holds no
+/// store, and reading it would fault it in from the file: ZGC's 256 MiB
+/// heap views were read whole at exit, 981 MB for a 0.4 s program. (A
+/// page stored to, written back and then evicted under memory pressure is
+/// missed too, as the eBPF recorder misses it.) `None` when the page map
+/// cannot be read: the caller then reads the whole range.
+pub fn resident_runs(pid: i32, addr: u64, len: u64) -> Option<Vec<(u64, u64)>> {
+    use std::os::unix::fs::FileExt;
+    const PAGE: u64 = 4096;
+    /// `PM_PRESENT` and `PM_SWAP`.
+    const HOLDS_A_PAGE: u64 = 3 << 62;
+    /// Page-map entries read at a time.
+    const BATCH: u64 = 8192;
+    let map = std::fs::File::open(format!("/proc/{pid}/pagemap")).ok()?;
+    let end = addr.checked_add(len)?;
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    let mut entries = vec![0u8; 8 * BATCH as usize];
+    let mut page = addr / PAGE;
+    while page * PAGE < end {
+        let n = (end.div_ceil(PAGE) - page).min(BATCH);
+        let batch = &mut entries[..8 * n as usize];
+        map.read_exact_at(batch, page * 8).ok()?;
+        for (i, e) in batch.chunks_exact(8).enumerate() {
+            if u64::from_le_bytes(e.try_into().expect("8 bytes")) & HOLDS_A_PAGE == 0 {
+                continue;
+            }
+            let at = (page + i as u64) * PAGE;
+            let (from, to) = (at.max(addr) - addr, (at + PAGE).min(end) - addr);
+            match runs.last_mut() {
+                Some(run) if run.0 + run.1 == from => run.1 = to - run.0,
+                _ => runs.push((from, to - from)),
+            }
+        }
+        page += n;
+    }
+    Some(runs)
+}
+
 /// Reads through `/proc/PID/mem`.
 fn read_mem_forced(pid: i32, addr: u64, buf: &mut [u8]) -> usize {
     use std::os::unix::fs::FileExt;
@@ -538,6 +578,35 @@ impl LeftBehind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn resident_runs_are_the_pages_touched() {
+        const PAGE: usize = 4096;
+        // SAFETY: a fresh private mapping, unmapped below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                16 * PAGE,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        // Pages one by one, not as a (multi-size) huge page.
+        // SAFETY: the mapping made above.
+        unsafe { libc::madvise(p, 16 * PAGE, libc::MADV_NOHUGEPAGE) };
+        for page in [2, 3, 7] {
+            // SAFETY: inside the mapping.
+            unsafe { *p.cast::<u8>().add(page * PAGE) = 1 };
+        }
+        let runs = resident_runs(std::process::id() as i32, p as u64, 16 * PAGE as u64);
+        // SAFETY: the mapping made above.
+        unsafe { libc::munmap(p, 16 * PAGE) };
+        let page = PAGE as u64;
+        assert_eq!(runs, Some(vec![(2 * page, 2 * page), (7 * page, page)]));
+    }
 
     #[test]
     fn exit_codes_decode_as_wait_does() {

@@ -182,6 +182,17 @@ struct {
 	__type(value, __u32);
 } leader_gone SEC(".maps");
 
+/* Processes whose shared file mappings the recorder captured itself while
+ * the gate held their exit_group (from /proc, able to wait for room in the
+ * ring, which this program is not): none are emitted here from then on. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, __u8);
+} maps_taken SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, NR_MAX);
@@ -672,9 +683,64 @@ static __always_inline bool stores_reach_a_file(struct vm_area_struct *vma)
 	       name[4] == 'd' && name[5] == ':';
 }
 
+/* One mapped_at_exit pseudo-call: [start, start + len) of a mapping,
+ * its bytes as runs, then its record. */
+static __noinline int emit_mapped_piece(__u32 tgid, __u32 tid, __u64 start, __u64 len)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct cap c = {
+		.seq = __sync_fetch_and_add(&next_seq, 1),
+		.addr = start,
+		.len = len,
+		.present = len,
+		.want = len < data_max ? len : data_max,
+		.tid = tid,
+	};
+	emit_runs(&c);
+	struct rec_call *r = reserve_record(sizeof(*r));
+	if (!r)
+		return 0;
+	r->h.type = REC_CALL;
+	r->h.tid = tid;
+	r->h.seq = c.seq;
+	r->h.time_ns = now;
+	r->tgid = tgid;
+	r->nr = mapped_at_exit_nr;
+	r->args[0] = start;
+	r->args[1] = len;
+	for (int i = 2; i < 6; i++)
+		r->args[i] = 0;
+	r->exit_ns = now;
+	r->ret = 0;
+	r->flags = CALL_RETURNED;
+	r->pad = 0;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* A mapping larger than a capture's bound goes out as several pseudo-calls
+ * of at most CAPTURE_MAX bytes each, so none of its stores is cut off (as
+ * the ptrace recorder does). */
+struct pieces {
+	__u32 tgid;
+	__u32 tid;
+	__u64 start;
+	__u64 end;
+};
+
+static long piece_cb(__u64 i, struct pieces *p)
+{
+	__u64 at = p->start + i * CAPTURE_MAX;
+	if (at >= p->end)
+		return 1;
+	__u64 left = p->end - at;
+	emit_mapped_piece(p->tgid, p->tid, at, left < CAPTURE_MAX ? left : CAPTURE_MAX);
+	return 0;
+}
+
 /* Before a call that ends the address space (exit_group, execve): each
- * shared writable file mapping still there becomes a mapped_at_exit
- * pseudo-call holding its bytes (the stores since its last msync, which
+ * shared writable file mapping still there becomes mapped_at_exit
+ * pseudo-calls holding its bytes (the stores since its last msync, which
  * reach the file with no call), recorded before the call itself. */
 static __noinline int emit_mapped_at_exit(__u32 tgid, __u32 tid)
 {
@@ -682,7 +748,7 @@ static __noinline int emit_mapped_at_exit(__u32 tgid, __u32 tid)
 	/* A vfork child borrows its parent's address space, which outlives
 	 * the child's exec or exit: nothing ends (and a spawn from a program
 	 * with a large mapping would copy it whole each time). */
-	if (BPF_CORE_READ(task, vfork_done))
+	if (BPF_CORE_READ(task, vfork_done) || bpf_map_lookup_elem(&maps_taken, &tgid))
 		return 0;
 	struct bpf_iter_task_vma it;
 	struct vm_area_struct *vma;
@@ -695,36 +761,13 @@ static __noinline int emit_mapped_at_exit(__u32 tgid, __u32 tid)
 	while ((vma = bpf_iter_task_vma_next(&it))) {
 		if (!stores_reach_a_file(vma))
 			continue;
-		__u64 start = vma->vm_start;
-		__u64 len = vma->vm_end - start;
-		__u64 now = bpf_ktime_get_ns();
-		struct cap c = {
-			.seq = __sync_fetch_and_add(&next_seq, 1),
-			.addr = start,
-			.len = len,
-			.present = len,
-			.want = len < data_max ? len : data_max,
+		struct pieces p = {
+			.tgid = tgid,
 			.tid = tid,
+			.start = vma->vm_start,
+			.end = vma->vm_end,
 		};
-		emit_runs(&c);
-		struct rec_call *r = reserve_record(sizeof(*r));
-		if (!r)
-			continue;
-		r->h.type = REC_CALL;
-		r->h.tid = tid;
-		r->h.seq = c.seq;
-		r->h.time_ns = now;
-		r->tgid = tgid;
-		r->nr = mapped_at_exit_nr;
-		r->args[0] = start;
-		r->args[1] = len;
-		for (int i = 2; i < 6; i++)
-			r->args[i] = 0;
-		r->exit_ns = now;
-		r->ret = 0;
-		r->flags = CALL_RETURNED;
-		r->pad = 0;
-		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+		bpf_loop((p.end - p.start + CAPTURE_MAX - 1) / CAPTURE_MAX, piece_cb, &p, 0);
 	}
 	bpf_iter_task_vma_destroy(&it);
 	return 0;
@@ -2127,6 +2170,7 @@ int BPF_PROG(on_task_free, struct task_struct *p)
 	bpf_map_delete_elem(&child_stopped, &tgid);
 	bpf_map_delete_elem(&last_sigchld, &tgid);
 	bpf_map_delete_elem(&leader_gone, &tgid);
+	bpf_map_delete_elem(&maps_taken, &tgid);
 	uring_forget(tgid);
 	return 0;
 }
