@@ -115,6 +115,10 @@ pub(crate) struct Thread<'a> {
     pub own_trace: Option<&'a [u8]>,
     /// The file-system ids this OS thread acts with.
     pub acting: Acting,
+    /// When the call being run had copied its process's descriptor table
+    /// for a child, in the recording: its end for ordering (`copied_by` in
+    /// the dispatcher).
+    pub copied_by_ns: u64,
     /// Bytes the last executed call moved (its result, when positive): a
     /// [`Group::REREAD`] call issued again is first moved back over them.
     pub moved: i64,
@@ -2420,7 +2424,7 @@ impl Thread<'_> {
                 let flags = clone_flags(ev, row, implied);
                 let child = ev.created_id().unwrap_or(expected as u32);
                 let proc = self.proc.child(flags, |table| {
-                    self.copies.copy(table, ev.enter_ns, ended_ns(ev))
+                    self.copies.copy(table, ev.enter_ns, self.copied_by_ns)
                 });
                 (self.birth)(child, proc);
                 if flags & libc::CLONE_PIDFD as u64 != 0 {

@@ -363,8 +363,9 @@ pub(crate) type FdTable = Arc<Mutex<HashMap<i32, FdEntry>>>;
 const TABLE_COPIES_MAX: usize = 256;
 
 /// Descriptor tables copied for children (`fork`, `vfork`, `clone`
-/// without `CLONE_FILES`), with the recorded end of the call that made
-/// each. The kernel copies the table at the start of that call, and a
+/// without `CLONE_FILES`), with when the call that made each had made the
+/// copy in the recording: its end, or its child's birth if that came
+/// first (`copied_by` in the dispatcher). The kernel copies the table at the start of that call, and a
 /// `close` takes its number out at its own start, but replay copies the
 /// table when it replays the call, which the `close` of another thread
 /// may follow though it began first (or during the call, before the copy:
@@ -403,13 +404,13 @@ pub(crate) fn copy_of(table: &HashMap<i32, FdEntry>, enter_ns: u64) -> HashMap<i
 struct TableCopy {
     parent: Weak<Mutex<HashMap<i32, FdEntry>>>,
     child: Weak<Mutex<HashMap<i32, FdEntry>>>,
-    /// Recorded exit time of the call that made it.
+    /// When the call that made it had made it, in the recording.
     made_by_end: u64,
 }
 
 impl TableCopies {
-    /// A copy of `parent` made by a call that began at `enter_ns` and
-    /// ended at `made_by_end` (recorded), noted while `parent` is still
+    /// A copy of `parent` made by a call that began at `enter_ns` and had
+    /// made it by `made_by_end` (recorded), noted while `parent` is still
     /// locked: a close replayed meanwhile either came first, and the copy
     /// lacks its descriptor, or finds the copy noted.
     pub fn copy(&self, parent: &FdTable, enter_ns: u64, made_by_end: u64) -> FdTable {
