@@ -362,17 +362,21 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
             let _ = std::fs::remove_file(made);
         }
     }
-    let summary = result?;
-    errln!(
-        "{}",
+    let line = |summary: &RecordSummary| {
         summary_line(
             &output,
-            &summary,
+            summary,
             end.syscalls,
             end.captured_bytes,
-            end.lost_events
+            end.lost_events,
         )
-    );
+    };
+    if let Err(reanimator_record::Error::Lost(_, summary)) = &result {
+        // The rest of the recording is in the trace too: said, then the loss.
+        errln!("{}", line(summary));
+    }
+    let summary = result?;
+    errln!("{}", line(&summary));
     if let Some(warning) = unseen_io {
         errln!("{warning}");
     }

@@ -1351,6 +1351,42 @@ fn a_shared_mapping_larger_than_the_ring_is_captured_at_exit() {
     same_files(&replayed, &work, &["m.bin"], "ebpf");
 }
 
+/// A 32 MiB mapping unmapped before the exit, through a 1 MiB ring: the
+/// `munmap` capture must be in the ring at once (the memory is gone when
+/// the call returns), so records are lost, and the recording says so, why
+/// and what to do, with its summary line, and fails.
+#[test]
+fn a_munmap_larger_than_the_ring_fails_loudly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = program(tmp.path(), "shared_map_exit");
+    let work = work_for(tmp.path(), "ebpf");
+    let rec = output_within(
+        Command::new(bin())
+            .current_dir(&work)
+            .args([
+                "record",
+                "--backend",
+                "ebpf",
+                "--ring-size",
+                "1M",
+                "-o",
+                "t.rtr",
+            ])
+            .args(["--", exe.to_str().unwrap(), "32", "4", "unmap"])
+            .stdin(Stdio::null()),
+        Duration::from_secs(300),
+    );
+    let err = String::from_utf8_lossy(&rec.stderr);
+    assert_eq!(rec.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("records did not fit in the ring")
+            && err.contains("--ring-size or --backend ptrace")
+            && err.contains("syscalls,")
+            && err.contains("events were lost"),
+        "{err}"
+    );
+}
+
 /// fio's mmap engine: two job processes store into the file through a
 /// `PROT_WRITE`-only shared mapping that is still mapped when they exit.
 /// The stores were lost (captured only at `munmap`); ptrace then could not

@@ -476,7 +476,10 @@ impl<'s> Recorder<'s, '_, '_> {
         self.summary.duration = started.elapsed();
         let lost = self.losses(root.is_some())?;
         if lost > 0 {
-            return Err(Error::Lost(lost));
+            return Err(Error::Lost(
+                lost,
+                Box::new(std::mem::take(&mut self.summary)),
+            ));
         }
         Ok(std::mem::take(&mut self.summary))
     }

@@ -98,7 +98,7 @@ fn a_small_ring_loses_nothing_or_says_so() {
                 summary.threads
             );
         }
-        Err(Error::Lost(n)) => {
+        Err(Error::Lost(n, _)) => {
             // Loud, as the contract asks; the accounting is checked, then
             // the test fails all the same: back-pressure should have
             // prevented the loss.

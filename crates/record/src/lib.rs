@@ -286,8 +286,9 @@ pub enum Error {
     WriterStopped,
     /// The kernel-level back end could not be set up or run.
     Bpf(String),
-    /// Events were lost (the trace holds an explicit gap record).
-    Lost(u64),
+    /// Events were lost (the trace holds an explicit gap record); what the
+    /// recording did otherwise, for its summary line.
+    Lost(u64, Box<RecordSummary>),
 }
 
 impl std::fmt::Display for Error {
@@ -309,7 +310,7 @@ impl std::fmt::Display for Error {
             Error::Trace(e) => write!(f, "{e}"),
             Error::WriterStopped => write!(f, "the trace writer stopped unexpectedly"),
             Error::Bpf(e) => write!(f, "ebpf: {e}"),
-            Error::Lost(n) => write!(f, "{n} events were lost (the trace marks the gap)"),
+            Error::Lost(n, _) => write!(f, "{n} events were lost (the trace marks the gap)"),
         }
     }
 }

@@ -1,8 +1,9 @@
-/* shared_map_exit SIZE_MIB STRIDE_KIB [random]: makes `m.bin` SIZE_MIB
- * long, maps it shared, stores one byte every STRIDE_KIB and exits with
- * the mapping still there, so only the recorders' capture at exit_group
- * holds the stores. `random` asks for no read-ahead (MADV_RANDOM), so
- * only the pages stored to are resident. */
+/* shared_map_exit SIZE_MIB STRIDE_KIB [random|unmap]: makes `m.bin`
+ * SIZE_MIB long, maps it shared, stores one byte every STRIDE_KIB and
+ * exits with the mapping still there, so only the recorders' capture at
+ * exit_group holds the stores. `random` asks for no read-ahead
+ * (MADV_RANDOM), so only the pages stored to are resident; `unmap`
+ * unmaps it first, so the capture at munmap holds them. */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,5 +25,7 @@ int main(int argc, char **argv)
         return 5;
     for (size_t at = 0; at < size; at += stride)
         p[at] = (unsigned char)(1 + at / stride);
+    if (argc > 3 && strcmp(argv[3], "unmap") == 0 && munmap(p, size) != 0)
+        return 6;
     return 0;
 }
