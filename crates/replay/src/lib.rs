@@ -1138,8 +1138,8 @@ const BIRTHS_MAX: usize = 4096;
 /// one that ended before the creating call returned comes first and may
 /// still be replayed before the copy): the child of Java's
 /// `ProcessBuilder` closes those descriptors itself, and each such
-/// `close` failed `EBADF` in replay (102 to 119 mismatches for 40 spawns
-/// from two threads; now 0 to 2 with eBPF, 17 to 22 with ptrace).
+/// `close` failed `EBADF` in replay (79 to 134 mismatches for 40 spawns
+/// from two threads; now 0 to 5 with eBPF, 2 to 22 with ptrace).
 fn copied_by(ev: &SyscallEvent, row: &Syscall, births: &mut HashMap<u32, u64>) -> u64 {
     let exit_ns = ev.exit.map_or(u64::MAX, |x| x.exit_ns);
     match (row.effect, ev.created_id()) {
