@@ -15,8 +15,9 @@ use reanimator_trace::{ClockAnchor, ExitStatus, TraceMeta, Writer, WriterOptions
 #[command(
     after_help = "The exit status is the recorded command's (128+N if signal N killed it), as with strace.\n\
                   The recording of a command ends when it and everything it started have exited, so a\n\
-                  daemon it leaves running keeps it going. Ctrl-C goes to the command; SIGTERM to the\n\
-                  recorder (`kill PID`) ends the recording: what still runs is killed, the trace finished.\n\
+                  daemon it leaves running keeps it going. Ctrl-C goes to the command (a SIGINT to the\n\
+                  recorder alone does not end it); SIGTERM to the recorder (`kill PID`) ends the recording:\n\
+                  what still runs is killed, the trace finished.\n\
                   Examples:\n  reanimator record -- make -j2\n  reanimator record -o db.rtr --data max=4096 -- db_bench\n  \
                   reanimator record -p 1234        (Ctrl-C detaches and finishes the trace)"
 )]

@@ -586,6 +586,54 @@ fn a_command_signalling_its_process_group_goes_on_recorded() {
     }
 }
 
+/// A SIGINT sent to the recorder alone (`kill -INT`, as one stops strace)
+/// is the command's, as the terminal's Ctrl-C is: the recording goes on
+/// to the command's end with both back ends, and the recorder says what
+/// ends it instead (it passed the signal over unsaid before).
+#[test]
+fn a_sigint_to_the_recorder_alone_is_explained() {
+    if let Some(why) = reanimator_ebpf::unavailable() {
+        panic!("this test needs the ebpf back end: {why} (CI runs it as root)");
+    }
+    for backend in ["ptrace", "ebpf"] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut recorder = Command::new(env!("CARGO_BIN_EXE_reanimator"))
+            .current_dir(dir.path())
+            .args(["record", "--backend", backend, "-o", "t.rtr", "--"])
+            .args(["sh", "-c", "echo > started; sleep 1; echo done > out"])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("reanimator runs");
+        let (rx, reader) = stderr_lines(&mut recorder);
+        let mut recorder = KillOnDrop(recorder);
+        wait_for(&format!("{backend}: the command to start"), || {
+            dir.path().join("started").exists()
+        });
+        // SAFETY: kill has no memory effects.
+        unsafe { libc::kill(recorder.0.id() as i32, libc::SIGINT) };
+        let mut status = None;
+        wait_for(&format!("{backend}: the recording to end"), || {
+            status = recorder.0.try_wait().unwrap();
+            status.is_some()
+        });
+        reader.join().unwrap();
+        let err = rx.try_iter().collect::<Vec<String>>().join("\n");
+        assert_eq!(status.unwrap().code(), Some(0), "{backend}: {err}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("out")).unwrap(),
+            "done\n",
+            "{backend}"
+        );
+        assert!(
+            err.contains(&format!("SIGINT from process {}", std::process::id()))
+                && err.contains("(SIGTERM) ends the recording")
+                && err.contains("lost: 0"),
+            "{backend}: {err}"
+        );
+    }
+}
+
 /// A command that leaves a daemon behind keeps its recording going; the
 /// recorder says so after two seconds, and SIGTERM (or SIGHUP, a closed
 /// terminal: it once lost the whole trace) to it ends the recording with

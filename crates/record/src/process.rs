@@ -27,6 +27,26 @@ static COMMAND: AtomicI32 = AtomicI32::new(0);
 /// Whether a stop signal from the command was passed over already (said
 /// once).
 static PASSED_OVER: AtomicBool = AtomicBool::new(false);
+/// The process that sent the recorder of a spawned command a SIGINT of its
+/// own (`kill -INT`, not the terminal's Ctrl-C), until [`stop_requested`]
+/// has said what SIGINT does here; 0 when none.
+static INTERRUPTER: AtomicI32 = AtomicI32::new(0);
+/// Whether that was said (once).
+static INTERRUPT_SAID: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_interrupt(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // SAFETY: the kernel hands a SA_SIGINFO handler a valid siginfo.
+    let (code, sender) = if info.is_null() {
+        (libc::SI_KERNEL, 0)
+    } else {
+        unsafe { ((*info).si_code, (*info).si_pid()) }
+    };
+    // A process's signal (SI_USER, SI_QUEUE, SI_TKILL are not positive);
+    // the terminal's comes from the kernel.
+    if code <= 0 && sender > 0 {
+        INTERRUPTER.store(sender, Ordering::Relaxed);
+    }
+}
 
 extern "C" fn on_stop_signal(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     // SAFETY: the kernel hands a SA_SIGINFO handler a valid siginfo.
@@ -45,6 +65,20 @@ extern "C" fn on_stop_signal(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut
 /// EXIT`) reaches the recorder too, which ended the recording and killed
 /// the command.
 pub fn stop_requested() -> bool {
+    let interrupter = INTERRUPTER.swap(0, Ordering::Relaxed);
+    if interrupter > 0
+        && !descends_from_command(interrupter)
+        && !INTERRUPT_SAID.swap(true, Ordering::Relaxed)
+    {
+        // `kill -INT` of strace's process stops strace; here SIGINT is
+        // the command's (a server shutting down cleanly is worth
+        // recording), and was passed over unsaid.
+        say(&format!(
+            "reanimator: SIGINT from process {interrupter} is the recorded command's to act on, as \
+             the terminal's Ctrl-C is, not the recorder's: `kill {}` (SIGTERM) ends the recording",
+            std::process::id()
+        ));
+    }
     if STOP_SIGNALLED.swap(false, Ordering::Acquire) {
         let sender = STOP_SENDER.load(Ordering::Relaxed);
         if descends_from_command(sender) {
@@ -95,6 +129,8 @@ pub fn clear_stop_request() {
     STOPPING.store(false, Ordering::Relaxed);
     COMMAND.store(0, Ordering::Relaxed);
     PASSED_OVER.store(false, Ordering::Relaxed);
+    INTERRUPTER.store(0, Ordering::Relaxed);
+    INTERRUPT_SAID.store(false, Ordering::Relaxed);
 }
 
 /// Makes SIGINT, SIGTERM and SIGHUP request a stop ([`stop_requested`])
@@ -354,13 +390,16 @@ pub fn fork_stopped(
         }
     }
     // The terminal's Ctrl-C is the command's to handle (a server shutting
-    // down cleanly is worth recording). SIGTERM, which only someone
-    // sending it to the recorder delivers, ends the recording early.
-    // SAFETY: setting dispositions to SIG_IGN has no memory effects.
-    unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_IGN);
-        libc::signal(libc::SIGQUIT, libc::SIG_IGN);
-    }
+    // down cleanly is worth recording); one sent to the recorder alone is
+    // noted, to say so. SIGTERM, which only someone sending it to the
+    // recorder delivers, ends the recording early.
+    set_action(
+        libc::SIGINT,
+        on_interrupt as *const () as usize,
+        libc::SA_SIGINFO,
+    );
+    // SAFETY: setting a disposition to SIG_IGN has no memory effects.
+    unsafe { libc::signal(libc::SIGQUIT, libc::SIG_IGN) };
     install_stop_handler(libc::SIGTERM);
     install_stop_handler(libc::SIGHUP);
     COMMAND.store(pid, Ordering::Relaxed);
