@@ -2060,11 +2060,14 @@ impl Thread<'_> {
         Some(match row.effect {
             Effect::Open => self.open(ev, row),
             Effect::Close => {
-                let removed = close_entry(&mut lock(&self.proc.fds), arg(0) as i32, ev);
+                // Noted while the table is locked: a copy made meanwhile
+                // either has the entry or finds it kept (TableCopies).
+                let mut t = lock(&self.proc.fds);
+                let removed = close_entry(&mut t, arg(0) as i32, ev);
                 if let Some(e) = &removed {
-                    self.copies
-                        .closed(&self.proc.fds, arg(0) as i32, e, ev.enter_ns);
+                    self.copies.closed(&self.proc.fds, arg(0) as i32, e, ev);
                 }
+                drop(t);
                 let got = if removed.is_some() {
                     0
                 } else {
@@ -2102,10 +2105,10 @@ impl Thread<'_> {
                         removed.push((f, e));
                     }
                 }
-                drop(t);
                 for (f, e) in removed {
-                    self.copies.closed(&self.proc.fds, f, &e, ev.enter_ns);
+                    self.copies.closed(&self.proc.fds, f, &e, ev);
                 }
+                drop(t);
                 Outcome::Simulated(ok(0))
             }
             Effect::Dup => {
@@ -2424,8 +2427,11 @@ impl Thread<'_> {
                 let flags = clone_flags(ev, row, implied);
                 let child = ev.created_id().unwrap_or(expected as u32);
                 let proc = self.proc.child(flags, |table| {
-                    self.copies.copy(table, ev.enter_ns, self.copied_by_ns)
+                    self.copies
+                        .copy(table, ev.enter_ns, self.copied_by_ns, child)
                 });
+                // A child sharing its parent's table needs nothing kept.
+                drop(self.copies.unborn_closes(child));
                 (self.birth)(child, proc);
                 if flags & libc::CLONE_PIDFD as u64 != 0 {
                     self.install_pidfd(ev, row);

@@ -834,6 +834,13 @@ pub fn replay(
                             births.insert(p.tid, p.time_ns);
                             let n = created.entry(p.tid).or_default();
                             *n += 1;
+                            // A process (not a thread) whose creating call
+                            // is still to come: its parent's closes from
+                            // now on are kept for its table.
+                            let cloned = clone_children.get(&p.tid).copied().unwrap_or(0);
+                            if p.tid == p.tgid && cloned < *n {
+                                shared.copies.born(p.ppid, p.tid, p.time_ns);
+                            }
                             created_as.push(CreatedStart {
                                 tid: p.tid,
                                 n: *n,
@@ -1135,11 +1142,13 @@ const BIRTHS_MAX: usize = 4096;
 /// ms). Another thread's `close` that began after the birth then leaves
 /// the child's descriptor alone, and waits for the copy when the trace
 /// holds the creating call first (records are written as calls end, so
-/// one that ended before the creating call returned comes first and may
-/// still be replayed before the copy): the child of Java's
-/// `ProcessBuilder` closes those descriptors itself, and each such
-/// `close` failed `EBADF` in replay (79 to 134 mismatches for 40 spawns
-/// from two threads; now 0 to 5 with eBPF, 2 to 22 with ptrace).
+/// one that ended before the creating call returned comes first; replayed
+/// before the copy, it leaves the entry for it: `TableCopies::born`): the
+/// child of Java's `ProcessBuilder` closes those descriptors itself, and
+/// each such `close` failed `EBADF` in replay (79 to 134 mismatches for
+/// 40 spawns from two threads; now 0 to 4 with eBPF, 1 to 8 with ptrace,
+/// closes that began during the creating call, before the birth, which
+/// the recording cannot place before or after the copy).
 fn copied_by(ev: &SyscallEvent, row: &Syscall, births: &mut HashMap<u32, u64>) -> u64 {
     let exit_ns = ev.exit.map_or(u64::MAX, |x| x.exit_ns);
     match (row.effect, ev.created_id()) {

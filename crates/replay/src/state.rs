@@ -376,8 +376,32 @@ const TABLE_COPIES_MAX: usize = 256;
 /// `os/exec`). A close that began before a copying call ended therefore
 /// also closes the copy's descriptor, if it is still the same one
 /// ([`TableCopies::closed`]).
+///
+/// The other way round, a `close` that began after a child's birth, when
+/// the copy had been made, may still be replayed before the creating
+/// call (its record, written when the call returns, comes later: a
+/// `vfork` returns when its child execs): the entry it closes is kept for
+/// the copy still to come ([`TableCopies::born`]), so the child has it,
+/// as the real one had.
 #[derive(Default)]
-pub(crate) struct TableCopies(Mutex<VecDeque<TableCopy>>);
+pub(crate) struct TableCopies {
+    copies: Mutex<VecDeque<TableCopy>>,
+    unborn: Mutex<VecDeque<Unborn>>,
+}
+
+/// Children born but not yet replayed whose tables [`TableCopies`] keeps
+/// closed entries for: the creating call's record is usually among the
+/// next few hundred, and an entry kept holds its descriptor open.
+const UNBORN_MAX: usize = 64;
+
+/// A child of `parent` born at `born_ns` whose creating call replay has
+/// not reached: what its parent's threads closed since.
+struct Unborn {
+    parent: u32,
+    child: u32,
+    born_ns: u64,
+    closed: Vec<(i32, FdEntry)>,
+}
 
 /// `table` as a call that began at `enter_ns` copied it, in the kernel at
 /// its start: descriptors other threads' calls made after that (they
@@ -413,10 +437,14 @@ impl TableCopies {
     /// made it by `made_by_end` (recorded), noted while `parent` is still
     /// locked: a close replayed meanwhile either came first, and the copy
     /// lacks its descriptor, or finds the copy noted.
-    pub fn copy(&self, parent: &FdTable, enter_ns: u64, made_by_end: u64) -> FdTable {
+    pub fn copy(&self, parent: &FdTable, enter_ns: u64, made_by_end: u64, id: u32) -> FdTable {
         let t = lock(parent);
-        let child = Arc::new(Mutex::new(copy_of(&t, enter_ns)));
-        let mut v = lock(&self.0);
+        let mut copy = copy_of(&t, enter_ns);
+        for (fd, e) in self.unborn_closes(id) {
+            copy.entry(fd).or_insert(e);
+        }
+        let child = Arc::new(Mutex::new(copy));
+        let mut v = lock(&self.copies);
         v.retain(|c| c.child.strong_count() > 0 && c.parent.strong_count() > 0);
         if v.len() == TABLE_COPIES_MAX {
             v.pop_front();
@@ -432,8 +460,14 @@ impl TableCopies {
     /// A replayed close of `removed`, number `fd` of `table`, by a call
     /// that began at `enter_ns`: copies made from `table` by calls that
     /// ended after that, holding the same descriptor, lose it too.
-    pub fn closed(&self, table: &FdTable, fd: i32, removed: &FdEntry, enter_ns: u64) {
-        let children: Vec<FdTable> = lock(&self.0)
+    pub fn closed(&self, table: &FdTable, fd: i32, removed: &FdEntry, ev: &SyscallEvent) {
+        let enter_ns = ev.enter_ns;
+        for u in lock(&self.unborn).iter_mut() {
+            if u.parent == ev.tgid && u.born_ns < enter_ns {
+                u.closed.push((fd, removed.clone()));
+            }
+        }
+        let children: Vec<FdTable> = lock(&self.copies)
             .iter()
             .filter(|c| c.made_by_end > enter_ns && std::ptr::eq(c.parent.as_ptr(), &**table))
             .filter_map(|c| c.child.upgrade())
@@ -457,6 +491,32 @@ impl TableCopies {
             {
                 top.displaced = None;
             }
+        }
+    }
+
+    /// Process `parent` made child `child` at `born_ns` (its start
+    /// record), and replay has yet to reach the creating call: what the
+    /// parent's threads close from then on is kept for the child's copy.
+    pub fn born(&self, parent: u32, child: u32, born_ns: u64) {
+        let mut u = lock(&self.unborn);
+        if u.len() == UNBORN_MAX {
+            u.pop_front();
+        }
+        u.push_back(Unborn {
+            parent,
+            child,
+            born_ns,
+            closed: Vec::new(),
+        });
+    }
+
+    /// The entries kept for child `child` ([`Self::born`]), no longer kept
+    /// (the caller made its table, or it shares its parent's).
+    pub fn unborn_closes(&self, child: u32) -> Vec<(i32, FdEntry)> {
+        let mut u = lock(&self.unborn);
+        match u.iter().position(|x| x.child == child) {
+            Some(i) => u.remove(i).map_or_else(Vec::new, |x| x.closed),
+            None => Vec::new(),
         }
     }
 }
@@ -1290,7 +1350,7 @@ mod tests {
             t.insert(7, entry("/made-after", 60));
         }
         // The fork ran from 40 to 100.
-        let child = copies.copy(&parent, 40, 100);
+        let child = copies.copy(&parent, 40, 100, 9);
         let paths = |t: &super::FdTable| {
             let mut v: Vec<(i32, String)> = lock(t)
                 .iter()
@@ -1315,12 +1375,49 @@ mod tests {
         // 45), one after it (at 120).
         for (fd, at) in [(3, 45), (5, 120)] {
             let removed = lock(&parent).remove(&fd).unwrap();
-            copies.closed(&parent, fd, &removed, at);
+            copies.closed(&parent, fd, &removed, &close_at(at));
         }
         assert_eq!(
             paths(&child),
             want(&[(4, "/kept"), (5, "/closed-late"), (6, "/replaced")])
         );
+    }
+
+    /// A close of process 1 at `enter_ns`.
+    fn close_at(enter_ns: u64) -> SyscallEvent {
+        SyscallEvent {
+            seq: 0,
+            tgid: 1,
+            tid: 1,
+            nr: 3,
+            enter_ns,
+            args: [0; 6],
+            exit: None,
+            captures: Vec::new(),
+        }
+    }
+
+    /// A child born at 50 whose creating call (40 to 100) replays after
+    /// two closes of its parent, one begun before the birth, one after:
+    /// the child's table has what the second closed, as the real one had.
+    #[test]
+    fn a_close_after_a_birth_replayed_before_the_copy_leaves_the_child_its_entry() {
+        let copies = super::TableCopies::default();
+        let parent: super::FdTable = Arc::default();
+        for fd in [3, 4] {
+            let e = FdEntry::simulated(format!("/f{fd}").into_bytes(), false);
+            lock(&parent).insert(fd, e);
+        }
+        copies.born(1, 9, 50);
+        for (fd, at) in [(3, 45), (4, 60)] {
+            let removed = lock(&parent).remove(&fd).unwrap();
+            copies.closed(&parent, fd, &removed, &close_at(at));
+        }
+        let child = copies.copy(&parent, 40, 50, 9);
+        let kept: Vec<i32> = lock(&child).keys().copied().collect();
+        assert_eq!(kept, [4]);
+        // Taken: another copy for the same id keeps nothing.
+        assert!(copies.unborn_closes(9).is_empty());
     }
 
     /// The nth connect to a name and the nth accept on it are the two ends
