@@ -174,11 +174,15 @@ pub fn record_at_exit(
     mut emit: impl FnMut(&SyscallHead, &Captures) -> Result<(), Error>,
 ) -> Result<(), Error> {
     let row = catalogue::by_nr(catalogue::MAPPED_AT_EXIT).expect("pseudo-call row");
-    let arg = row
+    let (arg, len_arg) = row
         .params()
         .iter()
-        .position(|p| matches!(p.kind, Kind::Mapped { .. }))
-        .expect("a mapped range") as u8;
+        .enumerate()
+        .find_map(|(i, p)| match p.kind {
+            Kind::Mapped { len } => Some((i as u8, usize::from(len))),
+            _ => None,
+        })
+        .expect("a mapped range");
     let pieces = ranges.iter().flat_map(|&(start, end)| {
         (start..end)
             .step_by(CAPTURE_MAX as usize)
@@ -202,7 +206,7 @@ pub fn record_at_exit(
         take_mapped(pid, head, start, end - start, policy, &mut caps, counts);
         let mut args = [0; 6];
         args[usize::from(arg)] = start;
-        args[usize::from(arg) + 1] = end - start;
+        args[len_arg] = end - start;
         let head = SyscallHead {
             seq,
             tgid,

@@ -257,11 +257,13 @@ pub(crate) fn put_record_body(buf: &mut Vec<u8>, d: &mut Delta, r: &Record) -> u
     }
 }
 
-/// Resolves a capture's chunk references to bytes; `Ok(None)` when the
+/// Resolves a capture's chunk references to its bytes, of which the record
+/// says there are `u64` (an error if the chunks hold another number, or
+/// the first ones when the reader loads only a prefix); `Ok(None)` when the
 /// reader does not load data, or the data is gone (recover). The flag says
 /// whether the capture is a path's contents (`PathData`) rather than a
 /// call's buffer: a reader may load the one and not the other.
-pub(crate) type Resolve<'r> = dyn FnMut(&[BlobRef], bool) -> Result<Option<Bytes>> + 'r;
+pub(crate) type Resolve<'r> = dyn FnMut(&[BlobRef], bool, u64) -> Result<Option<Bytes>> + 'r;
 
 /// Decodes the next record of a frame. `Ok(None)` at the end of the
 /// payload; unknown tags are skipped and reported through `skipped`.
@@ -416,15 +418,7 @@ fn decode_capture(
                 };
                 refs.push(BlobRef { frame, index });
             }
-            let data = resolve(&refs, path_data)?;
-            if let Some(d) = &data {
-                if d.len() as u64 != captured {
-                    return Err(Error::corrupt(format!(
-                        "buffer chunks hold {} bytes, record says {captured}",
-                        d.len()
-                    )));
-                }
-            }
+            let data = resolve(&refs, path_data, captured)?;
             (captured, data)
         }
         _ => return Ok(None),
@@ -779,7 +773,13 @@ mod tests {
 
         let mut c = Cursor::new(&payload);
         let (mut read, mut skipped) = (Delta::default(), 0);
-        let rec = next_record(&mut c, &mut read, &mut |_, _| Ok(None), &mut skipped, None);
+        let rec = next_record(
+            &mut c,
+            &mut read,
+            &mut |_, _, _| Ok(None),
+            &mut skipped,
+            None,
+        );
         assert_eq!(rec.unwrap(), Some(Record::PathState(state)));
         assert_eq!(skipped, 1);
     }

@@ -306,17 +306,26 @@ impl BlobStore {
     /// buffer stored in one piece in a frame read in file order, a copy
     /// otherwise. Only recent frames are shared, so the captures a caller
     /// keeps (replay's read-ahead) hold the frames around them alive, not
-    /// one old frame per deduplicated buffer. `Ok(None)` when a chunk's
-    /// frame is unknown and `missing_ok` (recover); an error otherwise.
+    /// one old frame per deduplicated buffer. At most `limit` bytes, the
+    /// buffer's start: chunks past it are not read. `Ok(None)` when a
+    /// chunk's frame is unknown and `missing_ok` (recover); an error
+    /// otherwise, and when the chunks do not hold the `captured` bytes the
+    /// record says.
     pub(crate) fn resolve(
         &mut self,
         src: &mut FrameSource,
         refs: &[BlobRef],
+        captured: u64,
+        limit: usize,
         missing_ok: bool,
     ) -> Result<Option<Bytes>> {
-        let mut chunks = Vec::with_capacity(refs.len());
+        let mut chunks: Vec<Bytes> = Vec::with_capacity(refs.len());
         let mut shareable = refs.len() == 1;
+        let mut loaded = 0;
         for r in refs {
+            if loaded >= limit {
+                break;
+            }
             let cached = self.cache.iter().rposition(|(n, ..)| *n == r.frame);
             let frame = match cached {
                 Some(i) => {
@@ -349,7 +358,10 @@ impl BlobStore {
                 }
             };
             match frame.get(r.index) {
-                Some(bytes) => chunks.push(bytes),
+                Some(bytes) => {
+                    loaded += bytes.len();
+                    chunks.push(bytes);
+                }
                 None if missing_ok => return Ok(None),
                 None => {
                     return Err(Error::corrupt(format!(
@@ -359,11 +371,21 @@ impl BlobStore {
                 }
             }
         }
+        // All chunks read must hold the whole buffer; a prefix stops once
+        // it has its bytes.
+        let whole = chunks.len() == refs.len();
+        if whole && loaded as u64 != captured || !whole && loaded < limit {
+            return Err(Error::corrupt(format!(
+                "buffer chunks hold {loaded} bytes, record says {captured}"
+            )));
+        }
         Ok(Some(match chunks.pop() {
-            Some(only) if shareable => only,
+            Some(only) if shareable => only.slice(..only.len().min(limit)),
             Some(last) => {
                 chunks.push(last);
-                Bytes::from(chunks.concat())
+                let mut whole = chunks.concat();
+                whole.truncate(limit);
+                Bytes::from(whole)
             }
             None => Bytes::new(),
         }))
@@ -477,6 +499,8 @@ pub struct Reader {
     check_skipped: bool,
     /// Without data, still load path contents (`PathData`).
     path_data: bool,
+    /// Most bytes of each buffer loaded (`limit_data`).
+    data_limit: usize,
     /// Pass over system-call records (`skip_syscalls`).
     skip_syscalls: bool,
     /// (index, count): return only records frames whose ordinal among
@@ -523,6 +547,7 @@ impl Reader {
             done: false,
             check_skipped: false,
             path_data: false,
+            data_limit: usize::MAX,
             skip_syscalls: false,
             shard: None,
             frames: Frames::Inline {
@@ -559,6 +584,17 @@ impl Reader {
     /// decompressing every buffer of the trace. Call before reading.
     pub fn load_path_data(&mut self, on: bool) {
         self.path_data = on;
+    }
+
+    /// Load at most `max` bytes of each buffer: a longer one's
+    /// `Capture::data` is its first `max` bytes (its `captured` says how
+    /// long it is; buffers of up to 64 bytes, kept in their record, come
+    /// whole). For callers that look only at the start of buffers
+    /// (paths, a dump's first bytes): a 256 MiB buffer cost its size twice
+    /// over in memory, once in its frames and once whole. Call before
+    /// reading.
+    pub fn limit_data(&mut self, max: usize) {
+        self.data_limit = max;
     }
 
     /// Pass over system-call records without decoding or returning them
@@ -636,9 +672,10 @@ impl Reader {
                 c.pos = self.pos;
                 let (src, blobs) = (&mut self.src, &mut self.blobs);
                 let (data, path_data) = (self.opts.data, self.path_data);
-                let mut resolve = |refs: &[BlobRef], of_path: bool| {
+                let limit = self.data_limit;
+                let mut resolve = |refs: &[BlobRef], of_path: bool, captured: u64| {
                     if data || (path_data && of_path) {
-                        blobs.resolve(src, refs, false)
+                        blobs.resolve(src, refs, captured, limit, false)
                     } else {
                         Ok(None)
                     }

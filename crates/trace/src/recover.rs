@@ -193,7 +193,9 @@ fn recover_into(
                 let mut lost_here = 0u64;
                 let src_ref = &mut src;
                 let blobs_ref = &mut blobs;
-                let mut resolve = |refs: &[BlobRef], _| blobs_ref.resolve(src_ref, refs, true);
+                let mut resolve = |refs: &[BlobRef], _, captured| {
+                    blobs_ref.resolve(src_ref, refs, captured, usize::MAX, true)
+                };
                 let mut kept = 0u64;
                 loop {
                     match codec::next_record(&mut c, &mut delta, &mut resolve, &mut skipped, None) {

@@ -527,6 +527,44 @@ fn old_frames_are_copied_out_recent_ones_shared() {
     assert!(!shared[101], "the old frame's buffer is a copy");
 }
 
+/// A reader that loads only each buffer's start gets exactly that prefix
+/// of a buffer spread over many chunks and frames, whole buffers shorter
+/// than the limit (and those of up to 64 bytes, stored in their record),
+/// and the same records otherwise.
+#[test]
+fn a_limited_reader_gets_each_buffers_start() {
+    let (_d, path) = temp();
+    let mut rng = Rng(5);
+    let big: Vec<u8> = (0..200_000).map(|_| rng.next() as u8).collect();
+    let records = vec![
+        write_call(0, big.clone()),
+        write_call(1, b"short".to_vec()),
+        write_call(2, big.clone()),
+    ];
+    write_trace(&path, &records, small_frames());
+    for limit in [0, 100, 8192, 10_000, 200_000, 1 << 20] {
+        let mut reader = Reader::open(&path, ReadOptions { data: true }).unwrap();
+        reader.limit_data(limit);
+        let mut n = 0;
+        while let Some(rec) = reader.next_record().unwrap() {
+            let (Record::Syscall(got), Record::Syscall(want)) = (&rec, &records[n]) else {
+                panic!("calls only");
+            };
+            let whole = want.captures[0].data.as_deref().unwrap();
+            let data = got.captures[0].data.as_deref().unwrap();
+            let want_len = if whole.len() <= 64 {
+                whole.len()
+            } else {
+                whole.len().min(limit)
+            };
+            assert_eq!(data, &whole[..want_len], "limit {limit}, call {n}");
+            assert_eq!(got.captures[0].captured, want.captures[0].captured);
+            n += 1;
+        }
+        assert_eq!(n, records.len());
+    }
+}
+
 #[test]
 fn trace_files_are_private_and_never_overwritten() {
     use std::os::unix::fs::PermissionsExt;
