@@ -57,6 +57,21 @@ pub fn run(args: &RecoverArgs) -> Result<ExitCode> {
             out.display()
         )
     })?;
+    if report.syscalls == 0 && !report.had_end {
+        // A recorder killed before its first flush (records reach the
+        // file 0.1 s after it starts, then at least once a second) leaves
+        // nothing: a failure, said, and no output that looks like a trace.
+        if std::fs::metadata(&out).is_ok_and(|m| m.is_file()) {
+            let _ = std::fs::remove_file(&out);
+        }
+        errln!(
+            "reanimator: no system call could be salvaged from {} (no records frame is intact: \
+             a recorder killed within a tenth of a second of starting writes none, or the file \
+             was cut short); nothing written",
+            args.trace.display()
+        );
+        return Ok(ExitCode::FAILURE);
+    }
     outln!("recovered {} -> {}", args.trace.display(), out.display());
     outln!(
         "  kept: {} records ({} system calls) from {} intact frames",
@@ -92,18 +107,6 @@ pub fn run(args: &RecoverArgs) -> Result<ExitCode> {
     }
     for d in &report.damage {
         outln!("  - {d}");
-    }
-    if report.syscalls == 0 && !report.had_end {
-        // A recorder killed before its first flush (records reach the
-        // file 0.1 s after it starts, then at least once a second) leaves
-        // nothing: a failure, said.
-        errln!(
-            "reanimator: no system call could be salvaged from {} (no records frame is intact: \
-             a recorder killed within a tenth of a second of starting writes none, or the file \
-             was cut short)",
-            args.trace.display()
-        );
-        return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
 }

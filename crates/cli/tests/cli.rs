@@ -309,7 +309,8 @@ fn recover_salvages_an_unfinished_trace() {
         .success());
 
     // Killed before its first flush: the meta frame and nothing else.
-    // Nothing salvaged is a failure, said.
+    // Nothing salvaged is a failure, said, and leaves no file (it left
+    // one that `info` called complete).
     let meta_end = FILE_HEADER_LEN
         + FRAME_HEADER_LEN
         + u32::from_le_bytes(
@@ -321,6 +322,7 @@ fn recover_salvages_an_unfinished_trace() {
     std::fs::write(&early, &bytes[..meta_end]).unwrap();
     let out = run(&["recover", early.to_str().unwrap()]);
     fails_saying(&out, "no system call could be salvaged", "");
+    assert!(!dir.path().join("early.recovered.rtr").exists());
 }
 
 #[test]
