@@ -14,7 +14,7 @@
 //!   ([`crate::calls::Io`]); the same values make the **size**
 //!   distributions.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
 
@@ -256,8 +256,14 @@ pub struct Stats {
     first_ns: Option<u64>,
     last_ns: u64,
     records: u64,
-    processes: u64,
-    threads: u64,
+    /// Processes and threads that made a kept call: a filter keeps every
+    /// process start record, so those counted 44 processes for 4 calls of
+    /// `--call fsync`.
+    processes: HashSet<u32>,
+    threads: HashSet<u32>,
+    /// The thread of the last call counted, so runs of one thread's calls
+    /// cost no lookup.
+    last_tid: Option<u32>,
 }
 
 impl Stats {
@@ -272,8 +278,9 @@ impl Stats {
             first_ns: None,
             last_ns: 0,
             records: 0,
-            processes: 0,
-            threads: 0,
+            processes: HashSet::new(),
+            threads: HashSet::new(),
+            last_tid: None,
         }
     }
 
@@ -292,6 +299,11 @@ impl Stats {
             Record::Syscall(e) => {
                 if let Some(x) = e.exit {
                     self.last_ns = self.last_ns.max(x.exit_ns);
+                }
+                if self.last_tid != Some(e.tid) {
+                    self.last_tid = Some(e.tid);
+                    self.threads.insert(e.tid);
+                    self.processes.insert(e.tgid);
                 }
                 let cached = match self.by {
                     GroupBy::Call => self.by_nr.get(e.nr as usize).copied().unwrap_or(0),
@@ -327,10 +339,6 @@ impl Stats {
                 }
             }
             Record::ProcessStart(p) => {
-                self.threads += 1;
-                if p.tid == p.tgid {
-                    self.processes += 1;
-                }
                 if matches!(self.by, GroupBy::Process | GroupBy::Thread) {
                     let name = p.exe.rsplit(|&b| b == b'/').next().unwrap_or(&p.exe);
                     self.name(p.tid, p.seq, name.to_vec());
@@ -369,8 +377,8 @@ impl Stats {
         };
         self.last_ns = self.last_ns.max(other.last_ns);
         self.records += other.records;
-        self.processes += other.processes;
-        self.threads += other.threads;
+        self.processes.extend(other.processes);
+        self.threads.extend(other.threads);
     }
 
     /// A successful `execve`/`execveat` renames its process and thread to
@@ -421,8 +429,8 @@ impl Stats {
             end_ns: self.last_ns,
             duration_ns: self.last_ns.saturating_sub(start_ns),
             records: self.records,
-            processes: self.processes,
-            threads: self.threads,
+            processes: self.processes.len() as u64,
+            threads: self.threads.len() as u64,
             totals: totals.report("total".into(), false),
             groups,
         }
@@ -514,9 +522,9 @@ pub struct Report {
     pub duration_ns: u64,
     /// Kept records of every kind.
     pub records: u64,
-    /// Processes started (process start records of process leaders).
+    /// Processes that made a kept call.
     pub processes: u64,
-    /// Threads started (every process start record).
+    /// Threads that made a kept call.
     pub threads: u64,
     /// Every group together.
     pub totals: GroupReport,

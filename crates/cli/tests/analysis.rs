@@ -192,6 +192,24 @@ fn stats_agree_with_an_independent_count_over_dump_json() {
         .sum();
     assert_eq!(sum, events.len() as u64);
     assert!(by_pid["processes"].as_u64().unwrap() >= 4, "sh, dd, dd, ls");
+    // With a filter, the processes and threads that made the calls kept
+    // (every process start record is kept: they were counted, 4 or more).
+    // The call made by the fewest processes, and who made it.
+    let mut makers: BTreeMap<&str, std::collections::BTreeSet<u64>> = BTreeMap::new();
+    for e in &events {
+        makers
+            .entry(e["name"].as_str().unwrap())
+            .or_default()
+            .insert(e["tgid"].as_u64().unwrap());
+    }
+    let (call, by) = makers.iter().min_by_key(|(_, p)| p.len()).unwrap();
+    let kept: Value = serde_json::from_str(&ok(&["stats", "--json", "--call", call, t])).unwrap();
+    assert_eq!(
+        kept["processes"].as_u64(),
+        Some(by.len() as u64),
+        "{call}: {kept}"
+    );
+    assert!(by.len() < 4, "{call} made by every process");
     assert!(by_pid["groups"]
         .as_array()
         .unwrap()
