@@ -264,6 +264,9 @@ pub struct Stats {
     /// The thread of the last call counted, so runs of one thread's calls
     /// cost no lookup.
     last_tid: Option<u32>,
+    /// Events the recording lost (its gap records): the counts cover only
+    /// what was recorded.
+    lost: u64,
 }
 
 impl Stats {
@@ -281,6 +284,7 @@ impl Stats {
             processes: HashSet::new(),
             threads: HashSet::new(),
             last_tid: None,
+            lost: 0,
         }
     }
 
@@ -338,6 +342,7 @@ impl Stats {
                     self.note_exec(e);
                 }
             }
+            Record::Loss(l) => self.lost += l.count.max(1),
             Record::ProcessStart(p) => {
                 if matches!(self.by, GroupBy::Process | GroupBy::Thread) {
                     let name = p.exe.rsplit(|&b| b == b'/').next().unwrap_or(&p.exe);
@@ -377,6 +382,7 @@ impl Stats {
         };
         self.last_ns = self.last_ns.max(other.last_ns);
         self.records += other.records;
+        self.lost += other.lost;
         self.processes.extend(other.processes);
         self.threads.extend(other.threads);
     }
@@ -431,6 +437,7 @@ impl Stats {
             records: self.records,
             processes: self.processes.len() as u64,
             threads: self.threads.len() as u64,
+            lost_events: self.lost,
             totals: totals.report("total".into(), false),
             groups,
         }
@@ -526,6 +533,8 @@ pub struct Report {
     pub processes: u64,
     /// Threads that made a kept call.
     pub threads: u64,
+    /// Events the recording lost (gap records kept), not in the counts.
+    pub lost_events: u64,
     /// Every group together.
     pub totals: GroupReport,
     /// One entry per group, most calls first.

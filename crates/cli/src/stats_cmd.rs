@@ -222,6 +222,13 @@ fn print_text(
     let t = &r.totals;
     writeln!(out, "{}: {}", trace.display(), calls_line(r))?;
     writeln!(out, "{}", totals_line(t))?;
+    if r.lost_events > 0 {
+        writeln!(
+            out,
+            "{} lost while recording: not in these counts (`reanimator info` says why)",
+            crate::counted(r.lost_events, "event", "events")
+        )?;
+    }
     writeln!(out)?;
     let heading = heading(r.by);
     let width = r

@@ -1354,7 +1354,8 @@ fn a_shared_mapping_larger_than_the_ring_is_captured_at_exit() {
 /// A 32 MiB mapping unmapped before the exit, through a 1 MiB ring: the
 /// `munmap` capture must be in the ring at once (the memory is gone when
 /// the call returns), so records are lost, and the recording says so, why
-/// and what to do, with its summary line, and fails.
+/// and what to do, with its summary line, and fails; `stats` of the
+/// trace says that its counts miss the lost events.
 #[test]
 fn a_munmap_larger_than_the_ring_fails_loudly() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1384,6 +1385,16 @@ fn a_munmap_larger_than_the_ring_fails_loudly() {
             && err.contains("syscalls,")
             && err.contains("events were lost"),
         "{err}"
+    );
+    let stats = Command::new(bin())
+        .arg("stats")
+        .arg(work.join("t.rtr"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&stats.stdout);
+    assert!(
+        text.contains("lost while recording: not in these counts"),
+        "{text}"
     );
 }
 
