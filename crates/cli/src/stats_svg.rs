@@ -818,6 +818,7 @@ mod tests {
             records: 0,
             processes: 0,
             threads: 0,
+            lost_events: 0,
             totals,
             groups,
         }
