@@ -47,6 +47,9 @@ pub struct CallInfo {
     pub chdir: bool,
     /// Closes its descriptor argument (`close`).
     pub closes: bool,
+    /// `fcntl`, whose `F_DUPFD` and `F_DUPFD_CLOEXEC` return a copy of its
+    /// descriptor (Python's `os.dup`, bash saving a descriptor).
+    pub fcntl: bool,
     /// The Linux AIO requests or completions parameter, and which way
     /// its data goes (`io_submit` writes, `io_getevents` reads).
     pub aio: Option<(u8, Io)>,
@@ -105,6 +108,7 @@ fn derive(s: &catalogue::Syscall) -> CallInfo {
     c.returns_fd = s.ret == Ret::Fd;
     c.chdir = s.effect == Effect::Chdir;
     c.closes = s.effect == Effect::Close;
+    c.fcntl = s.effect == Effect::Fcntl;
     c
 }
 

@@ -11,7 +11,7 @@
 //! - a successful call that returns a descriptor maps it to the call's
 //!   path (`open`, `openat`, `creat`, joined with the working directory or
 //!   the directory descriptor), to its descriptor argument's path (`dup*`,
-//!   `accept*`), or to `<name>` for descriptors with no path (`<socket>`,
+//!   `fcntl(F_DUPFD*)`, `accept*`), or to `<name>` for descriptors with no path (`<socket>`,
 //!   `<eventfd2>`); `pipe`/`socketpair` map both new descriptors;
 //! - a call with an empty path relative to a descriptor (`AT_EMPTY_PATH`:
 //!   glibc's `fstat`) is about that descriptor's path or label; a
@@ -24,7 +24,7 @@
 //!   name several paths is about none.
 //!
 //! Not followed: descriptors closed by `execve` (close-on-exec) or
-//! `close_range`, `fcntl(F_DUPFD)`, descriptors passed over sockets. A
+//! `close_range`, descriptors passed over sockets. A
 //! descriptor the tracker does not know is attributed to no path.
 
 use std::collections::HashMap;
@@ -42,6 +42,9 @@ pub type PathName = Arc<[u8]>;
 
 /// `AT_FDCWD` in a 32-bit descriptor argument.
 const AT_FDCWD: i32 = -100;
+/// `fcntl` commands that copy a descriptor (linux/fcntl.h).
+const F_DUPFD: u64 = 0;
+const F_DUPFD_CLOEXEC: u64 = 1030;
 
 #[derive(Debug, Default, Clone)]
 struct Process {
@@ -170,6 +173,13 @@ impl PathTracker {
         if info.closes {
             proc.fds.remove(&arg_fd(0));
         }
+        if info.fcntl && matches!(e.args[1], F_DUPFD | F_DUPFD_CLOEXEC) {
+            let fd = x.ret as i32;
+            match &path {
+                Some(p) => proc.fds.insert(fd, Arc::clone(p)),
+                None => proc.fds.remove(&fd),
+            };
+        }
         if info.chdir {
             if let Some(p) = &path {
                 proc.cwd = Some(Arc::clone(p));
@@ -292,6 +302,15 @@ mod tests {
         assert_eq!(seen(&mut t, write).as_deref(), Some("/work/db/x.log"));
         let dup = call(nr("dup2"), [3, 7, 0, 0, 0, 0], 7, vec![]);
         assert_eq!(seen(&mut t, dup).as_deref(), Some("/work/db/x.log"));
+        // fcntl(3, F_DUPFD_CLOEXEC, 10) = 12 (Python's os.dup); F_GETFL
+        // makes none.
+        let fcntl = call(nr("fcntl"), [3, 1030, 10, 0, 0, 0], 12, vec![]);
+        assert_eq!(seen(&mut t, fcntl).as_deref(), Some("/work/db/x.log"));
+        let write = call(nr("write"), [12, 0, 1, 0, 0, 0], 1, vec![]);
+        assert_eq!(seen(&mut t, write).as_deref(), Some("/work/db/x.log"));
+        t.observe(&call(nr("fcntl"), [3, 3, 0, 0, 0, 0], 13, vec![]));
+        let write = call(nr("write"), [13, 0, 1, 0, 0, 0], 1, vec![]);
+        assert_eq!(seen(&mut t, write), None);
         let rel = call(
             nr("openat"),
             [7, 0, 0, 0, 0, 0],
