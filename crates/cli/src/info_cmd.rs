@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use reanimator_trace::{
-    ContentNote, EndSummary, ErrorKind, PathPhase, ReadOptions, Reader, Record, TraceMeta,
+    ContentNote, EndSummary, PathPhase, ReadOptions, Reader, Record, TraceMeta,
 };
 use serde_json::json;
 
@@ -118,16 +118,9 @@ pub fn run(args: &InfoArgs) -> Result<ExitCode> {
             )?;
         }
     }
-    match result {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        // The reader's message already names `recover` when the trace is
-        // only unfinished.
-        Err(e) if matches!(e.kind(), ErrorKind::MissingEnd) => Err(e.into()),
-        Err(e) => Err(anyhow::anyhow!(
-            "{e}; `reanimator recover -o NEW {}` salvages what the trace holds",
-            args.trace.display()
-        )),
-    }
+    // The reader's message names `recover` where it helps (an unfinished,
+    // cut or damaged trace), for every command that reads a trace.
+    result.map(|()| ExitCode::SUCCESS).map_err(Into::into)
 }
 
 /// One `label  value` line; labels line up in one column.

@@ -228,6 +228,10 @@ fn bad_traces_fail_with_one_line_naming_the_file() {
         let err = text(&out.stderr);
         assert_eq!(err.lines().count(), 1, "{name}: one line: {err}");
         assert!(err.contains(&name) && err.contains(want), "{name}: {err}");
+        // A cut or damaged trace: the way out is named, as `info` named it.
+        if ["truncated", "unfinished", "flipped"].contains(&name.as_str()) {
+            assert!(err.contains("`reanimator recover`"), "{name}: {err}");
+        }
         assert!(!err.contains("panicked"), "{name}: {err}");
     }
     let out = run(&["dump", dir.path().to_str().unwrap()]);

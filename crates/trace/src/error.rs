@@ -144,10 +144,18 @@ impl fmt::Display for Error {
         }
         write!(f, "{}", self.kind)?;
         match (self.offset, self.frame) {
-            (Some(o), Some(n)) => write!(f, " (at byte {o}, frame {n})"),
-            (Some(o), None) => write!(f, " (at byte {o})"),
-            (None, Some(n)) => write!(f, " (frame {n})"),
-            (None, None) => Ok(()),
+            (Some(o), Some(n)) => write!(f, " (at byte {o}, frame {n})")?,
+            (Some(o), None) => write!(f, " (at byte {o})")?,
+            (None, Some(n)) => write!(f, " (frame {n})")?,
+            (None, None) => {}
+        }
+        // Every command that reads a trace says what to do with a damaged
+        // one (only `info` did).
+        match self.kind {
+            ErrorKind::Truncated | ErrorKind::Checksum | ErrorKind::Corrupt(_) => {
+                f.write_str("; `reanimator recover` salvages what the trace holds")
+            }
+            _ => Ok(()),
         }
     }
 }
