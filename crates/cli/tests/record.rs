@@ -419,6 +419,26 @@ fn stderr_lines(
     (rx, reader)
 }
 
+/// Waits for a recorder to end; returns its status and the rest of its
+/// stderr (from [`stderr_lines`]).
+fn ended(
+    recorder: &mut KillOnDrop,
+    (rx, reader): (
+        std::sync::mpsc::Receiver<String>,
+        std::thread::JoinHandle<()>,
+    ),
+    what: &str,
+) -> (std::process::ExitStatus, String) {
+    let mut status = None;
+    wait_for(&format!("{what}: the recorder to end"), || {
+        status = recorder.0.try_wait().unwrap();
+        status.is_some()
+    });
+    reader.join().unwrap();
+    let err = rx.try_iter().collect::<Vec<String>>().join("\n");
+    (status.unwrap(), err)
+}
+
 #[test]
 fn ebpf_attach_then_detach_leaves_the_program_running() {
     if let Some(why) = reanimator_ebpf::unavailable() {
@@ -605,21 +625,15 @@ fn a_sigint_to_the_recorder_alone_is_explained() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("reanimator runs");
-        let (rx, reader) = stderr_lines(&mut recorder);
+        let lines = stderr_lines(&mut recorder);
         let mut recorder = KillOnDrop(recorder);
         wait_for(&format!("{backend}: the command to start"), || {
             dir.path().join("started").exists()
         });
         // SAFETY: kill has no memory effects.
         unsafe { libc::kill(recorder.0.id() as i32, libc::SIGINT) };
-        let mut status = None;
-        wait_for(&format!("{backend}: the recording to end"), || {
-            status = recorder.0.try_wait().unwrap();
-            status.is_some()
-        });
-        reader.join().unwrap();
-        let err = rx.try_iter().collect::<Vec<String>>().join("\n");
-        assert_eq!(status.unwrap().code(), Some(0), "{backend}: {err}");
+        let (status, err) = ended(&mut recorder, lines, backend);
+        assert_eq!(status.code(), Some(0), "{backend}: {err}");
         assert_eq!(
             std::fs::read_to_string(dir.path().join("out")).unwrap(),
             "done\n",
@@ -665,14 +679,8 @@ fn sigterm_ends_a_recording_a_daemon_holds_open() {
         // SAFETY: kill has no memory effects.
         unsafe { libc::kill(pid, signal) };
         let mut recorder = recorder;
-        let mut status = None;
-        wait_for(&format!("{backend}: the recorder to end"), || {
-            status = recorder.0.try_wait().unwrap();
-            status.is_some()
-        });
-        reader.join().unwrap();
-        let err = rx.try_iter().collect::<Vec<String>>().join("\n");
-        assert_eq!(status.unwrap().code(), Some(0), "{backend}: {err}");
+        let (status, err) = ended(&mut recorder, (rx, reader), backend);
+        assert_eq!(status.code(), Some(0), "{backend}: {err}");
         assert!(
             err.contains("lost: 0")
                 && err.contains(
