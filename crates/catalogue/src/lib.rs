@@ -389,8 +389,10 @@ pub fn gids(list: &[u8]) -> impl Iterator<Item = u32> + '_ {
 }
 
 /// Calls whose new descriptors the kernel always makes close-on-exec,
-/// whatever their flags say.
-pub const ALWAYS_CLOSE_ON_EXEC: [&str; 4] = [
+/// whatever their flags say (`mq_open` takes `O_CLOEXEC` but never needs
+/// it: the kernel sets the flag on every queue descriptor).
+pub const ALWAYS_CLOSE_ON_EXEC: [&str; 5] = [
+    "mq_open",
     "pidfd_open",
     "pidfd_getfd",
     "io_uring_setup",

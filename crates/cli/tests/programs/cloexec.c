@@ -1,7 +1,7 @@
 /* Descriptors of every kind, made twice: without close-on-exec, then
  * with (pipe2, socket, socketpair, epoll, eventfd, signalfd, timerfd,
- * inotify, memfd, open, mq_open, dup3, F_DUPFD; pidfd_open's are close-on-exec
- * whatever the flags). Then the program executes itself, which asks
+ * inotify, memfd, open, mq_open, dup3, F_DUPFD; the descriptors of mq_open
+ * and pidfd_open are close-on-exec whatever the flags). Then the program executes itself, which asks
  * F_GETFD of every number and writes what is open to `report`: replay
  * must keep exactly what the exec kept. */
 #define _GNU_SOURCE
@@ -23,12 +23,15 @@
 int main(int argc, char **argv)
 {
     if (argc > 1) {
+        /* Asked before the report is opened, which would take the lowest
+         * number the exec freed. */
+        int flags[40];
+        for (int fd = 3; fd < 40; fd++)
+            flags[fd] = fcntl(fd, F_GETFD);
         int out = open("report", O_WRONLY | O_CREAT | O_APPEND, 0644);
-        for (int fd = 3; fd < 40; fd++) {
-            int flags = fd == out ? -1 : fcntl(fd, F_GETFD);
-            if (flags >= 0)
-                dprintf(out, "%d open, flags %d\n", fd, flags);
-        }
+        for (int fd = 3; fd < 40; fd++)
+            if (flags[fd] >= 0)
+                dprintf(out, "%d open, flags %d\n", fd, flags[fd]);
         return 0;
     }
     char queue[64];
