@@ -83,6 +83,11 @@ pub enum FlagSet {
     Fspick,
     /// `LANDLOCK_CREATE_RULESET_*` flags.
     Landlock,
+    /// `FD_CLOEXEC`, the one descriptor flag (`fcntl(F_SETFD)`).
+    FdFlags,
+    /// The file status flags `fcntl(F_SETFL)` sets. Not
+    /// [`FlagSet::Open`], which would make the call an open of a path.
+    StatusFlags,
 }
 
 /// A decoding table: either a bit set (each entry one or more bits) or an

@@ -1147,25 +1147,25 @@ pub const FIONCLEX: u64 = 0x5450;
 /// other end and returns a new descriptor.
 pub const TIOCGPTPEER: u64 = 0x5441;
 
-/// The row for one call with arguments `args`: for an `ioctl` whose
-/// request the catalogue knows, that request's row (its arguments shown
-/// and replayed as what they are), else [`by_nr`]'s row. Whatever shows,
-/// replays or analyses a call asks this; the recorders may ask
-/// [`by_nr`], since request rows capture nothing more.
+/// The row for one call with arguments `args`: for an `ioctl` request or
+/// an `fcntl` command the catalogue knows, that command's row (its
+/// arguments shown and replayed as what they are), else [`by_nr`]'s row.
+/// Whatever shows, replays or analyses a call asks this; the recorders may
+/// ask [`by_nr`], since command rows capture nothing more.
 pub fn by_call(nr: u32, args: &[u64; 6]) -> Option<&'static Syscall> {
-    // The kernel takes the request as a 32-bit `unsigned int`.
-    let request = u64::from(args[1] as u32);
-    table::IOCTLS
+    // The kernel takes the command as a 32-bit `unsigned int`.
+    let command = u64::from(args[1] as u32);
+    table::COMMANDS
         .iter()
-        .find(|(req, row)| row.nr == nr && *req == request)
+        .find(|(cmd, row)| row.nr == nr && *cmd == command)
         .map(|(_, row)| row)
         .or_else(|| by_nr(nr))
 }
 
-/// The rows of the `ioctl` requests the catalogue knows, as
-/// `(request, row)`.
-pub fn ioctl_requests() -> &'static [(u64, Syscall)] {
-    table::IOCTLS
+/// The rows of the `ioctl` requests and `fcntl` commands the catalogue
+/// knows, as `(command, row)`.
+pub fn command_rows() -> &'static [(u64, Syscall)] {
+    table::COMMANDS
 }
 
 /// The row for the syscall called `name`, if the catalogue knows it.

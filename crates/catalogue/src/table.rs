@@ -471,12 +471,13 @@ pub(crate) const TABLE: &[Syscall] = &[
     raw!(469, file_setattr, Simulate, G::FILE),
 ];
 
-/// `ioctl` requests the catalogue knows better than the generic row, as
-/// `(request, row)`. A row here may refine how arguments are shown and
-/// replayed, but names no memory the generic row does not: the recorders
-/// choose what to capture by call number alone (the BPF side cannot look
-/// at the request), and a test holds them to it.
-pub(crate) static IOCTLS: &[(u64, Syscall)] = &[
+/// Commands of multiplexing calls (`ioctl` requests, `fcntl` commands,
+/// both the second argument) the catalogue knows better than the generic
+/// row, as `(command, row)`. A row here may refine how arguments are shown
+/// and replayed, or show fewer of them, but names no memory the generic
+/// row does not: the recorders choose what to capture by call number alone
+/// (the BPF side cannot look at the command), and a test holds them to it.
+pub(crate) static COMMANDS: &[(u64, Syscall)] = &[
     // cp on XFS and btrfs: the destination shares the source's bytes.
     (
         crate::FICLONE,
@@ -496,6 +497,64 @@ pub(crate) static IOCTLS: &[(u64, Syscall)] = &[
     (
         crate::TIOCGPTPEER,
         sys!(16, ioctl, [fd: Fd, request: Flags(F::Ioctl), flags: Flags(F::Open)], Fd, Simulate, G::DESC),
+    ),
+    // fcntl's third argument is a number, flags, a pointer or nothing,
+    // by command (the generic row shows a hex word).
+    (
+        0,
+        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl), min_fd: Int], Int, Execute, G::DESC, E::Fcntl),
+    ),
+    (
+        1030,
+        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl), min_fd: Int], Int, Execute, G::DESC, E::Fcntl),
+    ),
+    (
+        2,
+        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl), flags: Flags(F::FdFlags)], Int, Execute, G::DESC, E::Fcntl),
+    ),
+    (
+        4,
+        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl), flags: Flags(F::StatusFlags)], Int, Execute, G::DESC, E::Fcntl),
+    ),
+    (
+        8,
+        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl), owner: Pid], Int, Execute, G::DESC, E::Fcntl),
+    ),
+    (
+        10,
+        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl), signal: Signal], Int, Execute, G::DESC, E::Fcntl),
+    ),
+    (
+        1031,
+        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl), size: Size], Int, Execute, G::DESC, E::Fcntl),
+    ),
+    (
+        1,
+        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl)], Int, Execute, G::DESC, E::Fcntl),
+    ),
+    (
+        3,
+        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl)], Int, Execute, G::DESC, E::Fcntl),
+    ),
+    (
+        9,
+        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl)], Int, Execute, G::DESC, E::Fcntl),
+    ),
+    (
+        11,
+        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl)], Int, Execute, G::DESC, E::Fcntl),
+    ),
+    (
+        1025,
+        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl)], Int, Execute, G::DESC, E::Fcntl),
+    ),
+    (
+        1032,
+        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl)], Int, Execute, G::DESC, E::Fcntl),
+    ),
+    (
+        1034,
+        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl)], Int, Execute, G::DESC, E::Fcntl),
     ),
 ];
 

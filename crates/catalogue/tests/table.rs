@@ -2,7 +2,7 @@
 //! and flag decoding.
 
 use reanimator_catalogue::{
-    all, by_call, by_name, by_nr, ioctl_requests, Dir, Effect, FlagSet, Group, Ids, Kind, Len,
+    all, by_call, by_name, by_nr, command_rows, Dir, Effect, FlagSet, Group, Ids, Kind, Len,
     Replay, Ret, StructType, Which, FICLONE, TIOCGPTPEER,
 };
 
@@ -712,7 +712,7 @@ fn effects_have_the_arguments_their_followers_read() {
     let pseudo = reanimator_catalogue::pseudo_calls().iter();
     for s in all()
         .iter()
-        .chain(ioctl_requests().iter().map(|(_, r)| r))
+        .chain(command_rows().iter().map(|(_, r)| r))
         .chain(pseudo)
     {
         let kinds: Vec<Kind> = s.params().iter().map(|p| p.kind).collect();
@@ -1098,8 +1098,7 @@ fn calls_on_directory_entries_do_not_follow_final_links() {
 /// are, but the recorders capture by call number alone: a request row
 /// must name no memory the generic row does not.
 #[test]
-fn ioctl_request_rows_refine_without_capturing_more() {
-    let generic = by_name("ioctl").unwrap();
+fn command_rows_refine_without_capturing_more() {
     let memory = |k: Kind| {
         matches!(
             k,
@@ -1115,19 +1114,32 @@ fn ioctl_request_rows_refine_without_capturing_more() {
                 | Kind::IoEvents
         )
     };
-    assert!(!ioctl_requests().is_empty());
-    for (request, row) in ioctl_requests() {
-        assert_eq!((row.nr, row.name), (generic.nr, generic.name));
-        assert_eq!(row.params().len(), generic.params().len(), "{row}");
+    for name in ["ioctl", "fcntl"] {
+        assert!(command_rows().iter().any(|(_, r)| r.name == name), "{name}");
+    }
+    for (command, row) in command_rows() {
+        let generic = by_nr(row.nr).unwrap();
+        assert_eq!(row.name, generic.name);
+        // Fewer only where the command takes no argument (fcntl F_GETFD).
+        assert!(row.params().len() <= generic.params().len(), "{row}");
+        assert!(row.params().len() >= 2, "{row}");
         for (p, g) in row.params().iter().zip(generic.params()) {
             assert!(!memory(p.kind) || memory(g.kind), "{row}: {}", p.name);
         }
-        let args = [3, *request, 4, 0, 0, 0];
-        assert!(std::ptr::eq(by_call(16, &args).unwrap(), row));
-        // The kernel reads the request as 32 bits.
-        let high = [3, *request | 0xffff_ffff_0000_0000, 4, 0, 0, 0];
-        assert!(std::ptr::eq(by_call(16, &high).unwrap(), row));
+        if row.name == "fcntl" {
+            // Only shown otherwise: replayed as the generic row.
+            assert_eq!(
+                (row.effect, row.ret, row.replay),
+                (generic.effect, generic.ret, generic.replay)
+            );
+        }
+        let args = [3, *command, 4, 0, 0, 0];
+        assert!(std::ptr::eq(by_call(row.nr, &args).unwrap(), row));
+        // The kernel reads the command as 32 bits.
+        let high = [3, *command | 0xffff_ffff_0000_0000, 4, 0, 0, 0];
+        assert!(std::ptr::eq(by_call(row.nr, &high).unwrap(), row));
     }
+    let generic = by_name("ioctl").unwrap();
     let clone = by_call(16, &[3, FICLONE, 4, 0, 0, 0]).unwrap();
     assert_eq!(clone.effect, Effect::Clone);
     assert_eq!(clone.replay, Replay::Execute);

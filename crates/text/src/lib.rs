@@ -333,6 +333,8 @@ impl Renderer {
             Kind::UInt | Kind::Size | Kind::Id => raw.to_string(),
             Kind::Pid => (raw as i32).to_string(),
             Kind::Offset => (raw as i64).to_string(),
+            // A number shown in hex: 0 is no pointer.
+            Kind::Hex if raw == 0 => "0".into(),
             Kind::Hex | Kind::Ptr | Kind::Mapped { .. } => hex_or_null(raw),
             Kind::Fd => (raw as i32).to_string(),
             Kind::DirFd => {
@@ -981,6 +983,23 @@ mod tests {
             line(&sig),
             "--- SIGCHLD {si_signo=SIGCHLD, si_code=1, si_pid=5} ---"
         );
+    }
+
+    /// `fcntl`'s third argument shows as what its command makes it, or
+    /// not at all; before, always as a pointer (`F_DUPFD, 0xa`,
+    /// `F_GETFD, NULL`).
+    #[test]
+    fn fcntl_arguments_by_command() {
+        let fcntl = |cmd: u64, arg: u64| line(&call(72, [3, cmd, arg, 0, 0, 0], 0, false, vec![]));
+        assert!(fcntl(0, 10).starts_with("fcntl(3, F_DUPFD, 10) = 0"));
+        assert!(fcntl(1030, 10).starts_with("fcntl(3, F_DUPFD_CLOEXEC, 10) = 0"));
+        assert!(fcntl(1, 0).starts_with("fcntl(3, F_GETFD) = 0"));
+        assert!(fcntl(2, 1).starts_with("fcntl(3, F_SETFD, FD_CLOEXEC) = 0"));
+        assert!(fcntl(4, 0o4000 | 0o2000).starts_with("fcntl(3, F_SETFL, O_APPEND|O_NONBLOCK) = 0"));
+        assert!(fcntl(3, 0).starts_with("fcntl(3, F_GETFL) = 0"));
+        // Locks take a pointer; unknown commands keep the hex word.
+        assert!(fcntl(6, 0x7ffd_0000).starts_with("fcntl(3, F_SETLK, 0x7ffd0000) = 0"));
+        assert!(fcntl(1033, 0).starts_with("fcntl(3, F_ADD_SEALS, 0) = 0"));
     }
 
     /// An argument the recorder could not read is not shown as an empty

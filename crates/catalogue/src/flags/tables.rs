@@ -45,6 +45,8 @@ pub(super) fn table(set: FlagSet) -> &'static FlagTable {
         FlagSet::Fsmount => &FSMOUNT,
         FlagSet::Fspick => &FSPICK,
         FlagSet::Landlock => &LANDLOCK,
+        FlagSet::FdFlags => &FD_FLAGS,
+        FlagSet::StatusFlags => &STATUS_FLAGS,
     }
 }
 
@@ -436,6 +438,19 @@ static WAIT: FlagTable = bits(
         (0x20000000, "__WNOTHREAD"),
         (0x40000000, "__WALL"),
         (0x80000000, "__WCLONE"),
+    ],
+);
+
+static FD_FLAGS: FlagTable = bits("fd_flags", &[(1, "FD_CLOEXEC")]);
+
+static STATUS_FLAGS: FlagTable = bits(
+    "status_flags",
+    &[
+        (0o2000, "O_APPEND"),
+        (0o4000, "O_NONBLOCK"),
+        (0o20000, "O_ASYNC"),
+        (0o40000, "O_DIRECT"),
+        (0o1000000, "O_NOATIME"),
     ],
 );
 
