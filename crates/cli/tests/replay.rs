@@ -3152,6 +3152,49 @@ fn a_thread_that_unshares_keeps_its_changes_to_itself() {
     }
 }
 
+/// Reads of more than 64 MiB at once (Node's `readFileSync` of a large
+/// file): replay gave the kernel the recorded count but a buffer cut to
+/// 64 MiB, so `read` and `pread64` wrote past it (heap corruption: replay
+/// aborted); and cut a `readv` or `preadv` element to 64 MiB, a short
+/// read and a mismatch.
+#[test]
+fn reads_larger_than_64_mib_replay_whole() {
+    require("python3");
+    let (tmp, work) = scratch();
+    let big: Vec<u8> = (0..(65u32 << 20) + 4097)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(work.join("big"), &big).unwrap();
+    let script = r#"
+import hashlib, os
+fd = os.open("big", os.O_RDONLY)
+a = os.read(fd, 70 << 20)
+b = os.pread(fd, 70 << 20, 1)
+x, y = bytearray(66 << 20), bytearray(8 << 20)
+os.lseek(fd, 0, 0)
+n = os.readv(fd, [x, y])
+m = os.preadv(fd, [bytearray(1 << 20), bytearray(69 << 20)], 0)
+with open("sums", "w") as out:
+    for d in (a, b, bytes(x) + bytes(y[:n - len(x)])):
+        out.write(hashlib.sha256(d).hexdigest() + "\n")
+    out.write(f"{len(a)} {len(b)} {n} {m}\n")
+"#;
+    let trace = record(tmp.path(), &work, &["python3", "-c", script]);
+    let sums = std::fs::read_to_string(work.join("sums")).unwrap();
+    let size = big.len();
+    assert!(
+        sums.ends_with(&format!("{size} {} {size} {size}\n", size - 1)),
+        "{sums}"
+    );
+    replay_clean(tmp.path(), &trace, &[]);
+    same_files(
+        &under(&tmp.path().join("root"), &work),
+        &work,
+        &["sums"],
+        "replay",
+    );
+}
+
 /// A child writing and reading through its parent's descriptors by their
 /// `/proc/PID/fd/N` names. Replay took another process's `/proc/PID/fd`
 /// for the host's, a pseudo file, and simulated the calls: 0 mismatches,

@@ -1505,7 +1505,9 @@ impl Thread<'_> {
                         }
                         Len::ArgPtr(_) => return self.simulate(ev, row),
                     };
-                    let buf = Mem::zeroed(size.min(OUT_MAX) as usize, direct);
+                    // As large as the count the kernel is told: a count
+                    // over OUT_MAX became the recorded result above.
+                    let buf = Mem::zeroed(size as usize, direct);
                     a[i] = buf.as_ptr() as u64;
                     outs.push(Out {
                         param: i,
@@ -1526,6 +1528,10 @@ impl Thread<'_> {
                     let first = keep.bufs.len();
                     let mut left =
                         (row.ret == Ret::Size && expected >= 0).then_some(expected as usize);
+                    // What the recorded call read into the elements not
+                    // yet laid out: an element over OUT_MAX shrinks to
+                    // it, not below.
+                    let mut unread = left.unwrap_or(OUT_MAX as usize);
                     let mut iov = Vec::with_capacity(n);
                     for e in 0..n {
                         let role = if dir == Dir::In {
@@ -1534,7 +1540,12 @@ impl Thread<'_> {
                             Role::Exit
                         };
                         let cap = ev.capture_elem(i as u8, role, e as u32);
-                        let mut len = cap.map_or(0, |c| c.len as usize).min(OUT_MAX as usize);
+                        let mut len = cap.map_or(0, |c| c.len as usize);
+                        if dir != Dir::In {
+                            let filled = len.min(unread);
+                            len = len.min(unread.max(OUT_MAX as usize));
+                            unread -= filled;
+                        }
                         let mut buf = if dir == Dir::In {
                             if let Some(l) = left.as_mut() {
                                 // A partial write is replayed as partial.
