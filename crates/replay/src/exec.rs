@@ -427,65 +427,60 @@ fn ended_ns(ev: &SyscallEvent) -> u64 {
     ev.exit.map_or(ev.enter_ns, |x| x.exit_ns)
 }
 
-/// Puts a descriptor the call `ev` created into a table. An entry still
-/// at that number belongs to a call that overlapped this one in the
-/// recording (replay ran them in the other order): of the two, the one
-/// opened later in the recording stays on top and the other is kept
-/// aside for the calls that used it (see [`live`]).
+/// How many entries one number keeps at most: the one on top and those
+/// kept aside under it. Threads that open and close one number in turn
+/// while their calls overlap stack them; an entry whose close never
+/// replays must not hold its descriptor for good.
+const ENTRIES_PER_NUMBER: usize = 64;
+
+/// Puts a descriptor the call `ev` created into a table. Entries still at
+/// that number belong to calls that overlapped this one in the recording
+/// (replay ran them in another order): the one opened last in the
+/// recording stays on top and the others are kept aside, newest first,
+/// for the calls that used them (see [`live`]).
 fn install(t: &mut HashMap<i32, FdEntry>, fd: i32, mut e: FdEntry, ev: &SyscallEvent) {
     e.opened_ns = ended_ns(ev);
     e.displaced = None;
-    match t.remove(&fd) {
-        Some(mut newer) if newer.opened_ns > e.opened_ns => {
-            newer.displaced = Some(Box::new(e));
-            t.insert(fd, newer);
-        }
-        old => {
-            e.displaced = old.map(|mut old| {
-                old.displaced = None;
-                Box::new(old)
-            });
-            t.insert(fd, e);
-        }
-    }
+    let Some(old) = t.remove(&fd) else {
+        t.insert(fd, e);
+        return;
+    };
+    let mut entries = vec![e];
+    entries.extend(old.unchain());
+    // Stable: of two opened at once, the one installed now goes on top.
+    entries.sort_by_key(|x| std::cmp::Reverse(x.opened_ns));
+    entries.truncate(ENTRIES_PER_NUMBER);
+    t.insert(fd, FdEntry::linked(entries).expect("at least the new one"));
 }
 
-/// Whether `top`, the entry on top at its number, was opened only after
-/// the call `ev` began while an older entry is kept aside: `ev` then
-/// meant the older one.
-fn older_was_live(top: &FdEntry, ev: &SyscallEvent) -> bool {
-    top.opened_ns > ev.enter_ns && top.displaced.is_some()
-}
-
-/// The entry `fd` named when the call `ev` began in the recording (see
-/// [`older_was_live`]).
+/// The entry `fd` named when the call `ev` began in the recording: the
+/// newest of those at the number opened by then ([`FdEntry::named_at`]),
+/// or the one on top.
 pub(crate) fn live<'t>(
     t: &'t mut HashMap<i32, FdEntry>,
     fd: i32,
     ev: &SyscallEvent,
 ) -> Option<&'t mut FdEntry> {
     let top = t.get_mut(&fd)?;
-    if older_was_live(top, ev) {
-        top.displaced.as_deref_mut()
-    } else {
-        Some(top)
-    }
+    let depth = top.named_at(ev.enter_ns).unwrap_or(0);
+    Some(top.at_depth(depth))
 }
 
 /// Removes what `close(fd)` closes: the entry [`live`] when it began.
-/// An older entry kept aside under the one closed is still open (its own
-/// close is yet to be replayed), so it takes the number back.
+/// Entries kept aside with it are still open (their own closes are yet to
+/// be replayed), so the newest of them takes the number back.
 fn close_entry(t: &mut HashMap<i32, FdEntry>, fd: i32, ev: &SyscallEvent) -> Option<FdEntry> {
-    match t.get_mut(&fd) {
-        Some(top) if older_was_live(top, ev) => top.displaced.take().map(|b| *b),
-        _ => {
-            let mut closed = t.remove(&fd)?;
-            if let Some(older) = closed.displaced.take() {
-                t.insert(fd, *older);
-            }
-            Some(closed)
-        }
+    let top = t.remove(&fd)?;
+    if top.displaced.is_none() {
+        return Some(top);
     }
+    let depth = top.named_at(ev.enter_ns).unwrap_or(0);
+    let mut entries = top.unchain();
+    let closed = entries.remove(depth);
+    if let Some(rest) = FdEntry::linked(entries) {
+        t.insert(fd, rest);
+    }
+    Some(closed)
 }
 
 /// `read`'s and `write`'s shape: a descriptor, one buffer the kernel
@@ -3118,6 +3113,30 @@ mod tests {
         // A's close closes A's file, and B's stays.
         assert_eq!(close_entry(&mut t, 3, &call(10, 40)).unwrap().path, b"/a");
         assert_eq!(live(&mut t, 3, &call(50, 51)).unwrap().path, b"/b2");
+    }
+
+    #[test]
+    fn three_overlapping_opens_of_one_number_keep_all_three() {
+        // Recorded (Node's worker threads under ptrace, one open slowed
+        // to 40 us): thread A's open over [10, 50] returned 3; meanwhile
+        // B opened 3 over [20, 25], wrote at 27, closed at 28; then C
+        // opened 3 over [30, 35], wrote at 40, closed at 45. Replay ran
+        // the three opens first. Before, C's install dropped B's entry:
+        // B's write found C's file and B's close failed EBADF.
+        let mut t = HashMap::new();
+        let open = |t: &mut HashMap<i32, FdEntry>, path: &[u8], at: SyscallEvent| {
+            install(t, 3, FdEntry::simulated(path.to_vec(), false), &at)
+        };
+        open(&mut t, b"/a", call(10, 50));
+        open(&mut t, b"/b", call(20, 25));
+        open(&mut t, b"/c", call(30, 35));
+        assert_eq!(live(&mut t, 3, &call(27, 27)).unwrap().path, b"/b");
+        assert_eq!(close_entry(&mut t, 3, &call(28, 28)).unwrap().path, b"/b");
+        assert_eq!(live(&mut t, 3, &call(40, 40)).unwrap().path, b"/c");
+        assert_eq!(close_entry(&mut t, 3, &call(45, 45)).unwrap().path, b"/c");
+        assert_eq!(live(&mut t, 3, &call(60, 60)).unwrap().path, b"/a");
+        assert_eq!(close_entry(&mut t, 3, &call(70, 71)).unwrap().path, b"/a");
+        assert!(t.is_empty());
     }
 
     #[test]

@@ -245,6 +245,56 @@ impl FdEntry {
         }
     }
 
+    /// The entries at this one's number, newest first: this one, then
+    /// those kept aside under it (see `exec::install`).
+    pub fn chain(&self) -> impl Iterator<Item = &FdEntry> {
+        std::iter::successors(Some(self), |e| e.displaced.as_deref())
+    }
+
+    /// Which of [`FdEntry::chain`] a call that began at `enter_ns` named:
+    /// the newest opened by then; failing that, the oldest of several
+    /// (its open overlapped the call, and it was there first); `None` for
+    /// a lone entry opened after.
+    pub fn named_at(&self, enter_ns: u64) -> Option<usize> {
+        let mut depth = 0;
+        for (i, e) in self.chain().enumerate() {
+            if e.opened_ns <= enter_ns {
+                return Some(i);
+            }
+            depth = i;
+        }
+        (depth > 0).then_some(depth)
+    }
+
+    /// The entry `depth` down [`FdEntry::chain`].
+    pub fn at_depth(&mut self, depth: usize) -> &mut FdEntry {
+        let mut e = self;
+        for _ in 0..depth {
+            e = e.displaced.as_deref_mut().expect("a depth named_at found");
+        }
+        e
+    }
+
+    /// Takes the chain apart: its entries, newest first, each alone.
+    pub fn unchain(self) -> Vec<FdEntry> {
+        let mut all = Vec::new();
+        let mut next = Some(self);
+        while let Some(mut e) = next {
+            next = e.displaced.take().map(|b| *b);
+            all.push(e);
+        }
+        all
+    }
+
+    /// Links `entries` into one chain, newest first (the order given):
+    /// the first on top. `None` if there are none.
+    pub fn linked(entries: Vec<FdEntry>) -> Option<FdEntry> {
+        entries.into_iter().rev().fold(None, |under, mut e| {
+            e.displaced = under.map(Box::new);
+            Some(e)
+        })
+    }
+
     /// Whether both entries stand for one open file description: the same
     /// real descriptor, or simulated ones made by the same call.
     pub fn same_description(&self, other: &FdEntry) -> bool {
@@ -412,11 +462,8 @@ struct Unborn {
 pub(crate) fn copy_of(table: &HashMap<i32, FdEntry>, enter_ns: u64) -> HashMap<i32, FdEntry> {
     table
         .iter()
-        .filter_map(|(&fd, e)| {
-            let e = match e.opened_ns > enter_ns {
-                true => e.displaced.as_deref()?,
-                false => e,
-            };
+        .filter_map(|(&fd, top)| {
+            let e = top.chain().nth(top.named_at(enter_ns)?)?;
             let mut e = e.clone();
             e.displaced = None;
             Some((fd, e))
@@ -474,22 +521,20 @@ impl TableCopies {
             .collect();
         for child in children {
             let mut t = lock(&child);
-            let Some(top) = t.get_mut(&fd) else {
+            let Some(top) = t.get(&fd) else {
                 continue;
             };
-            if top.same_description(removed) {
-                // One the child made kept aside under it takes the number
-                // back, as in a close.
-                match top.displaced.take() {
-                    Some(older) => *top = *older,
-                    None => drop(t.remove(&fd)),
-                }
-            } else if top
-                .displaced
-                .as_ref()
-                .is_some_and(|d| d.same_description(removed))
-            {
-                top.displaced = None;
+            if !top.chain().any(|e| e.same_description(removed)) {
+                continue;
+            }
+            // One the child made kept aside under it takes the number
+            // back, as in a close.
+            let mut entries = t.remove(&fd).expect("found above").unchain();
+            if let Some(i) = entries.iter().position(|e| e.same_description(removed)) {
+                entries.remove(i);
+            }
+            if let Some(rest) = FdEntry::linked(entries) {
+                t.insert(fd, rest);
             }
         }
     }
