@@ -510,7 +510,8 @@ impl TableCopies {
     pub fn closed(&self, table: &FdTable, fd: i32, removed: &FdEntry, ev: &SyscallEvent) {
         let enter_ns = ev.enter_ns;
         for u in lock(&self.unborn).iter_mut() {
-            if u.parent == ev.tgid && u.born_ns < enter_ns {
+            // Only what the child had: opened by its birth.
+            if u.parent == ev.tgid && u.born_ns < enter_ns && removed.opened_ns <= u.born_ns {
                 u.closed.push((fd, removed.clone()));
             }
         }
@@ -1458,6 +1459,15 @@ mod tests {
             let removed = lock(&parent).remove(&fd).unwrap();
             copies.closed(&parent, fd, &removed, &close_at(at));
         }
+        // A pipe end opened after the birth and closed before the copy
+        // (Go's os/exec, another goroutine): never the child's. Kept
+        // before, the child held the write end and its parent's read
+        // waited 10 s for an end of file.
+        let mut late = FdEntry::simulated(b"/late".to_vec(), false);
+        late.opened_ns = 55;
+        lock(&parent).insert(7, late);
+        let removed = lock(&parent).remove(&7).unwrap();
+        copies.closed(&parent, 7, &removed, &close_at(70));
         let child = copies.copy(&parent, 40, 50, 9);
         let kept: Vec<i32> = lock(&child).keys().copied().collect();
         assert_eq!(kept, [4]);
