@@ -3152,6 +3152,41 @@ fn a_thread_that_unshares_keeps_its_changes_to_itself() {
     }
 }
 
+/// A Unix socket file there before the trace (its server gone), then
+/// `stat` and `rm` of it, as Go's `os.Remove(sock); net.Listen(...)`
+/// does: preparation left it out, so the `stat` failed `ENOENT` and the
+/// final state said it was absent. Both back ends.
+#[test]
+fn a_socket_file_there_before_the_trace_is_prepared() {
+    let std_listener = |path: &Path| std::os::unix::net::UnixListener::bind(path).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    for backend in ["ptrace", "ebpf"] {
+        let work = work_for(tmp.path(), backend);
+        drop(std_listener(&work.join("s.sock")));
+        drop(std_listener(&work.join("kept.sock")));
+        let trace = record_with(
+            tmp.path(),
+            &work,
+            backend,
+            &["sh", "-c", "stat -c %F s.sock kept.sock > kinds; rm s.sock"],
+        );
+        assert_eq!(
+            std::fs::read_to_string(work.join("kinds")).unwrap(),
+            "socket\nsocket\n",
+            "{backend}"
+        );
+        let err = replay_clean(tmp.path(), &trace, &[]);
+        assert!(!err.contains("not created"), "{backend}: {err}");
+        let kept = under(&tmp.path().join("root"), &work).join("kept.sock");
+        assert!(
+            std::os::unix::fs::FileTypeExt::is_socket(
+                &std::fs::symlink_metadata(kept).unwrap().file_type()
+            ),
+            "{backend}"
+        );
+    }
+}
+
 /// Reads of more than 64 MiB at once (Node's `readFileSync` of a large
 /// file): replay gave the kernel the recorded count but a buffer cut to
 /// 64 MiB, so `read` and `pread64` wrote past it (heap corruption: replay

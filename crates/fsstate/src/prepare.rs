@@ -17,8 +17,8 @@ pub struct PrepareReport {
     pub paths: u64,
     /// Bytes of file contents written.
     pub bytes: u64,
-    /// Sockets, and device nodes when not root, not created (root makes
-    /// device nodes inert, numbered 0:0).
+    /// Device nodes not created, when not root (root makes them inert,
+    /// numbered 0:0).
     pub skipped_special: u64,
     /// Paths of other users (or of groups the replayer is not in) left
     /// the replayer's, because the replayer is not root.
@@ -391,10 +391,18 @@ impl<'r> Preparer<'r> {
                     cvt(unsafe { libc::symlinkat(target.as_ptr(), dfd, name.as_ptr()) })?;
                 }
             }
-            FileKind::Fifo => {
+            // A socket's node needs no privilege; no one listens on it,
+            // as on a socket file left by a program that is gone (replay
+            // simulates connections anyway).
+            FileKind::Fifo | FileKind::Socket => {
                 if !exists {
+                    let ty = if s.kind == FileKind::Fifo {
+                        libc::S_IFIFO
+                    } else {
+                        libc::S_IFSOCK
+                    };
                     // SAFETY: as above.
-                    cvt(unsafe { libc::mknodat(dfd, name.as_ptr(), libc::S_IFIFO | 0o600, 0) })?;
+                    cvt(unsafe { libc::mknodat(dfd, name.as_ptr(), ty | 0o600, 0) })?;
                 }
                 let mode = self.mode_for(s);
                 // SAFETY: as above.
@@ -415,7 +423,7 @@ impl<'r> Preparer<'r> {
                 // SAFETY: as above.
                 cvt(unsafe { libc::fchmodat(dfd, name.as_ptr(), s.mode, 0) })?;
             }
-            FileKind::Socket | FileKind::CharDevice | FileKind::BlockDevice => {
+            FileKind::CharDevice | FileKind::BlockDevice => {
                 self.report.skipped_special += 1;
                 return Ok(());
             }

@@ -1336,8 +1336,13 @@ fn prepare(
     }
     if r.skipped_special > 0 {
         report.prepare_notes.push(format!(
-            "{} device or socket paths not created",
-            r.skipped_special
+            "{} device {} not created (making device nodes needs root)",
+            r.skipped_special,
+            if r.skipped_special == 1 {
+                "node"
+            } else {
+                "nodes"
+            }
         ));
     }
     if r.root_made_searchable {
