@@ -401,6 +401,15 @@ pub fn run(a: &ReplayArgs) -> Result<ExitCode> {
             list.join(", ")
         );
     }
+    if report.tally.unheld_moves.0 > 0 {
+        let (calls, bytes) = report.tally.unheld_moves;
+        errln!(
+            "reanimator: {calls} calls (splice, sendfile) moved {bytes} bytes inside the kernel \
+             from a socket or an inherited descriptor, which replay simulates; no buffer of the \
+             program's held those bytes, so the trace does not, and the files or pipes they \
+             reached miss them"
+        );
+    }
     if report.trace_losses > 0 {
         errln!(
             "reanimator: warning: the trace records lost events (at least {}); replay cannot \

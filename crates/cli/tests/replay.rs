@@ -3187,6 +3187,57 @@ fn a_socket_file_there_before_the_trace_is_prepared() {
     }
 }
 
+/// `splice` from an inherited pipe (stdin, fed from outside the trace)
+/// into a file: the bytes never pass through the program's memory, so no
+/// trace holds them, and the file comes out empty in replay. Replay says
+/// so, with the count, instead of leaving only the final-state line to
+/// explain it (before: 0 mismatches and the file differing, unexplained).
+#[test]
+fn bytes_spliced_from_outside_the_trace_are_counted() {
+    use std::io::Write;
+    require("python3");
+    let (tmp, work) = scratch();
+    let trace = tmp.path().join("t.rtr");
+    let (reader, mut writer) = std::io::pipe().unwrap();
+    let feeder = std::thread::spawn(move || {
+        for i in 0..20_000 {
+            writeln!(writer, "{i}").unwrap();
+        }
+    });
+    let script = "import os\n\
+        f = os.open('out', os.O_WRONLY | os.O_CREAT, 0o644)\n\
+        while os.splice(0, f, 65536):\n    pass\n";
+    let rec = output_within(
+        Command::new(bin())
+            .current_dir(&work)
+            .args(["record", "-o"])
+            .arg(&trace)
+            .args(["--", "python3", "-c", script])
+            .stdin(reader),
+        Duration::from_secs(300),
+    );
+    feeder.join().unwrap();
+    assert!(rec.status.success(), "record: {}", show(&rec));
+    let size = std::fs::metadata(work.join("out")).unwrap().len();
+    assert_eq!(size, 108_890);
+    let rep = output_within(
+        Command::new(bin())
+            .arg("replay")
+            .arg(&trace)
+            .arg("--root")
+            .arg(tmp.path().join("root")),
+        Duration::from_secs(300),
+    );
+    let err = String::from_utf8_lossy(&rep.stderr);
+    assert!(
+        err.contains(&format!(
+            "moved {size} bytes inside the kernel from a socket or an inherited descriptor"
+        )) && err.contains(" 0 mismatches")
+            && err.contains("out: size 0, expected 108890"),
+        "{err}"
+    );
+}
+
 /// Reads of more than 64 MiB at once (Node's `readFileSync` of a large
 /// file): replay gave the kernel the recorded count but a buffer cut to
 /// 64 MiB, so `read` and `pread64` wrote past it (heap corruption: replay

@@ -134,6 +134,9 @@ pub(crate) struct Thread<'a> {
     /// trace lacks their bytes, by capture status (`lost`, `truncated`,
     /// `skipped`, `unreadable`).
     pub not_compared: BTreeMap<&'static str, u64>,
+    /// Calls and bytes moved inside the kernel from a simulated descriptor
+    /// into a real one ([`Thread::unheld_move`]).
+    pub unheld_moves: (u64, u64),
 }
 
 /// The file-system user and group ids a replay thread acts with. A
@@ -879,6 +882,32 @@ impl Thread<'_> {
 
     /// Not issued: registers the descriptors the call created, so later
     /// calls on them are simulated too.
+    /// Counts a copy inside the kernel (`splice`, `sendfile`) that moved
+    /// bytes from a descriptor replay simulates (a socket, an inherited
+    /// pipe) into a real one: no buffer of the program's held them, so
+    /// the trace does not, and what they reached (a pipe, a file) misses
+    /// them in replay.
+    fn unheld_move(&mut self, ev: &SyscallEvent, row: &Syscall) {
+        let moved = Self::expected(ev);
+        if moved <= 0 || descriptor_copy_count(row).is_none() {
+            return;
+        }
+        let reaches_real = row.params().iter().zip(ev.args).any(|(p, raw)| {
+            p.kind == Kind::Fd
+                && matches!(
+                    self.proc.entry(ev, raw as i32),
+                    Some(FdEntry {
+                        target: Target::Real(_),
+                        ..
+                    })
+                )
+        });
+        if reaches_real {
+            self.unheld_moves.0 += 1;
+            self.unheld_moves.1 += moved as u64;
+        }
+    }
+
     fn simulate(&mut self, ev: &SyscallEvent, row: &Syscall) -> Outcome {
         let ret = Self::expected(ev);
         if ret >= 0 {
@@ -1301,7 +1330,10 @@ impl Thread<'_> {
                         }
                         keep.fds.push(fd);
                     }
-                    Some(_) => return self.simulate(ev, row),
+                    Some(_) => {
+                        self.unheld_move(ev, row);
+                        return self.simulate(ev, row);
+                    }
                     None => a[i] = BAD_FD,
                 },
                 Kind::DirFd => {}

@@ -1024,6 +1024,7 @@ fn thread_main(
         timed: back.timed.is_some(),
         issued: None,
         not_compared: Default::default(),
+        unheld_moves: (0, 0),
     };
     'batches: while let Ok(batch) = rx.recv() {
         // The batch's room is given back once, when it is done.
@@ -1120,6 +1121,8 @@ fn thread_main(
     for (status, n) in std::mem::take(&mut th.not_compared) {
         *tally.not_compared.entry(status).or_default() += n;
     }
+    tally.unheld_moves.0 += th.unheld_moves.0;
+    tally.unheld_moves.1 += th.unheld_moves.1;
     tally
 }
 

@@ -42,6 +42,11 @@ pub struct Tally {
     /// by capture status (`lost` in a recovered trace, `truncated` by
     /// `--data max`, `skipped` by `--data none`, `unreadable`).
     pub not_compared: BTreeMap<&'static str, u64>,
+    /// Calls, and the bytes they moved, that copied inside the kernel
+    /// (`splice`, `sendfile`) from a descriptor replay simulates (a
+    /// socket, an inherited pipe) into a real one: the trace cannot hold
+    /// those bytes, so what they reached differs.
+    pub unheld_moves: (u64, u64),
 }
 
 impl Tally {
@@ -57,6 +62,8 @@ impl Tally {
         for (status, n) in &o.not_compared {
             *self.not_compared.entry(status).or_default() += n;
         }
+        self.unheld_moves.0 += o.unheld_moves.0;
+        self.unheld_moves.1 += o.unheld_moves.1;
     }
 
     /// The sum over all calls.
