@@ -21,7 +21,7 @@ pub struct DumpArgs {
     /// Print JSON lines with every field (buffer data in full, as hex).
     #[arg(long)]
     pub json: bool,
-    /// Show at most this many bytes of each string or buffer (text only).
+    /// Show at most this many bytes of each string or buffer (text only; paths show whole, as in strace).
     #[arg(
         short = 's',
         long = "string-limit",

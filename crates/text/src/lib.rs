@@ -109,9 +109,9 @@ impl Renderer {
                     s,
                     "=== process {} {cause}: exe {} argv [{}] cwd {} umask {:03o} uid {} gid {}{} ppid {}, {} env vars, {} open fds ===",
                     p.tgid,
-                    self.quote(&p.exe, p.exe.len() as u64),
+                    self.path(&p.exe),
                     argv.join(", "),
-                    self.quote(&p.cwd, p.cwd.len() as u64),
+                    self.path(&p.cwd),
                     p.umask,
                     p.uid,
                     p.gid,
@@ -169,7 +169,7 @@ impl Renderer {
                 let _ = write!(
                     s,
                     "*** path {phase} {}: {}",
-                    self.quote(&p.path, p.path.len() as u64),
+                    self.path(&p.path),
                     p.kind.name()
                 );
                 if p.kind != FileKind::Absent {
@@ -180,7 +180,7 @@ impl Renderer {
                     );
                 }
                 if p.kind == FileKind::Symlink {
-                    let _ = write!(s, " -> {}", self.quote(&p.target, p.target.len() as u64));
+                    let _ = write!(s, " -> {}", self.path(&p.target));
                 }
                 if p.link != 0 {
                     let _ = write!(s, ", hard link #{}", p.link);
@@ -209,7 +209,7 @@ impl Renderer {
                 let _ = write!(
                     s,
                     "*** path data {} @{}: {} bytes ***",
-                    self.quote(&d.path, d.path.len() as u64),
+                    self.path(&d.path),
                     d.offset,
                     d.data.captured
                 );
@@ -278,39 +278,30 @@ impl Renderer {
     /// Quotes bytes strace-style, cut at `max_string`; `real_len` is the
     /// full length, so a cut (or an incomplete capture) shows `...`.
     fn quote(&self, b: &[u8], real_len: u64) -> String {
-        let shown = &b[..b.len().min(self.opts.max_string)];
-        let mut s = String::with_capacity(shown.len() + 2);
-        s.push('"');
-        for &c in shown {
-            match c {
-                b'"' => s.push_str("\\\""),
-                b'\\' => s.push_str("\\\\"),
-                b'\n' => s.push_str("\\n"),
-                b'\t' => s.push_str("\\t"),
-                b'\r' => s.push_str("\\r"),
-                0x20..=0x7e => s.push(c as char),
-                _ => {
-                    let _ = write!(s, "\\x{c:02x}");
-                }
-            }
-        }
-        s.push('"');
-        if (shown.len() as u64) < real_len {
-            s.push_str("...");
-        }
-        s
+        quote_cut(b, real_len, self.opts.max_string)
+    }
+
+    /// Quotes a path whole, as strace does whatever `-s` says: a mismatch
+    /// or a dump must say which file.
+    fn path(&self, b: &[u8]) -> String {
+        quote_cut(b, b.len() as u64, usize::MAX)
     }
 
     /// A capture's bytes quoted; one the recorder could not read at all,
     /// or did not capture by policy (`--data none`), says so, since `""`
     /// would pass for an empty string.
     fn capture_text(&self, c: &Capture) -> String {
+        self.capture_cut(c, self.opts.max_string)
+    }
+
+    /// [`Self::capture_text`], cut at `max` bytes.
+    fn capture_cut(&self, c: &Capture, max: usize) -> String {
         match (&c.data, c.status) {
             (Some(d), CaptureStatus::Unreadable) if d.is_empty() => "<unreadable>".into(),
             (Some(d), CaptureStatus::Skipped) if d.is_empty() => {
                 format!("<{} bytes not captured>", c.len)
             }
-            (Some(d), _) => self.quote(d, c.len),
+            (Some(d), _) => quote_cut(d, c.len, max),
             (None, CaptureStatus::Complete) => format!("<{} bytes>", c.captured),
             (None, status) => format!("<{} bytes {}>", c.len, status.name()),
         }
@@ -347,7 +338,11 @@ impl Renderer {
             Kind::Signal => signal_text(raw as i32 as i64),
             Kind::Mode | Kind::CreateMode => format!("{:#o}", raw as u32),
             Kind::Flags(set) => set.decode(raw),
-            Kind::Path | Kind::Str => match find(Role::Entry, 0) {
+            Kind::Path => match find(Role::Entry, 0) {
+                Some(c) => self.capture_cut(c, usize::MAX),
+                None => hex_or_null(raw),
+            },
+            Kind::Str => match find(Role::Entry, 0) {
                 Some(c) => self.capture_text(c),
                 None => hex_or_null(raw),
             },
@@ -865,6 +860,32 @@ fn ret_text(row: Option<&Syscall>, ret: i64) -> String {
     }
 }
 
+/// Bytes quoted strace-style, cut at `max` bytes; `real_len` is the full
+/// length, so a cut (or an incomplete capture) shows `...`.
+fn quote_cut(b: &[u8], real_len: u64, max: usize) -> String {
+    let shown = &b[..b.len().min(max)];
+    let mut s = String::with_capacity(shown.len() + 2);
+    s.push('"');
+    for &c in shown {
+        match c {
+            b'"' => s.push_str("\\\""),
+            b'\\' => s.push_str("\\\\"),
+            b'\n' => s.push_str("\\n"),
+            b'\t' => s.push_str("\\t"),
+            b'\r' => s.push_str("\\r"),
+            0x20..=0x7e => s.push(c as char),
+            _ => {
+                let _ = write!(s, "\\x{c:02x}");
+            }
+        }
+    }
+    s.push('"');
+    if (shown.len() as u64) < real_len {
+        s.push_str("...");
+    }
+    s
+}
+
 fn hex_or_null(v: u64) -> String {
     if v == 0 {
         "NULL".into()
@@ -983,6 +1004,23 @@ mod tests {
             line(&sig),
             "--- SIGCHLD {si_signo=SIGCHLD, si_code=1, si_pid=5} ---"
         );
+    }
+
+    /// Paths show whole, as strace shows them whatever `-s` says: a
+    /// mismatch line cut at 32 bytes did not say which file.
+    #[test]
+    fn paths_are_never_cut() {
+        let long = b"/var/tmp/a-rather-long-directory-name/and/a/file";
+        let open = call(
+            257,
+            [(-100i64) as u64, 0x2000, 0, 0, 0, 0],
+            3,
+            false,
+            vec![cap(1, Role::Entry, long)],
+        );
+        assert!(line(&open).starts_with(
+            "openat(AT_FDCWD, \"/var/tmp/a-rather-long-directory-name/and/a/file\", O_RDONLY"
+        ));
     }
 
     /// `fcntl`'s third argument shows as what its command makes it, or
