@@ -55,11 +55,35 @@ pub struct FidelityArgs {
 }
 
 /// Reads the original once per replay and prints the report.
+/// Refuses a timings trace named twice (by any name): the spread between
+/// replays would count one replay as two that agree.
+fn refuse_twice(replays: &[PathBuf]) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen: Vec<((u64, u64), &PathBuf)> = Vec::new();
+    for path in replays {
+        // One that cannot be read is reported when it is opened.
+        let Ok(m) = std::fs::metadata(path) else {
+            continue;
+        };
+        let id = (m.dev(), m.ino());
+        if let Some((_, first)) = seen.iter().find(|(i, _)| *i == id) {
+            bail!(
+                "{} and {} are the same file: each replay's timings count once",
+                first.display(),
+                path.display()
+            );
+        }
+        seen.push((id, path));
+    }
+    Ok(())
+}
+
 pub fn run(args: &FidelityArgs) -> Result<ExitCode> {
     if let Some(svg) = &args.svg {
         let inputs = std::iter::once(&args.original).chain(&args.replays);
         svg::refuse(svg, args.force, inputs.map(PathBuf::as_path))?;
     }
+    refuse_twice(&args.replays)?;
     let bar = Progress::bytes("comparing");
     let report = fidelity(&args.original, &args.replays, &mut |d, t| bar.update(d, t));
     bar.finish();

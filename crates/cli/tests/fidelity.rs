@@ -185,6 +185,16 @@ fn fidelity_refuses_what_is_not_a_timings_trace() {
     );
     let o = run(&[&orig]);
     assert!(!o.status.success(), "a replay is required");
+    // One replay given twice would pass for two that agree.
+    let again = dir.path().join("again.rtr");
+    std::fs::hard_link(&rep, &again).unwrap();
+    let o = run(&[&orig, &rep, &again]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o.stderr).contains("are the same file"),
+        "{}",
+        text(&o.stderr)
+    );
     // The timings of a replay of another trace: nothing in common.
     let other = dir.path().join("other.rtr");
     write(
