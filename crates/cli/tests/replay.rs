@@ -3238,6 +3238,31 @@ fn bytes_spliced_from_outside_the_trace_are_counted() {
     );
 }
 
+/// Paths looked up below a file that was there before the trace (`stat
+/// f/x`, as pytest looks for `pyvenv.cfg` under every entry it meets):
+/// recorded absent, which they are, but preparing the root failed on them
+/// ("Not a directory") and nothing replayed. And the file, recorded
+/// without contents on the way to `f/x`, never got them when `cat f` read
+/// it: replay made it empty. Both back ends.
+#[test]
+fn paths_below_a_file_are_absent_already() {
+    let tmp = tempfile::tempdir().unwrap();
+    for backend in ["ptrace", "ebpf"] {
+        let work = work_for(tmp.path(), backend);
+        std::fs::write(work.join("f"), "hi\n").unwrap();
+        let _ = std::fs::remove_file(work.join("lf"));
+        std::os::unix::fs::symlink("f", work.join("lf")).unwrap();
+        let trace = record_with(
+            tmp.path(),
+            &work,
+            backend,
+            &["sh", "-c", "stat f/x; stat lf/x/y; cat f > out 2>&1"],
+        );
+        assert_eq!(std::fs::read_to_string(work.join("out")).unwrap(), "hi\n");
+        replay_clean(tmp.path(), &trace, &[]);
+    }
+}
+
 /// Reads of more than 64 MiB at once (Node's `readFileSync` of a large
 /// file): replay gave the kernel the recorded count but a buffer cut to
 /// 64 MiB, so `read` and `pread64` wrote past it (heap corruption: replay

@@ -321,6 +321,18 @@ impl<'r> Preparer<'r> {
             Ok(x) => x,
             // "." or ".." components name directories recorded elsewhere.
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return Ok(()),
+            // Absent below something that is no directory (`stat f/x`
+            // with `f` a file or a link to one, as pytest looks for
+            // `pyvenv.cfg` under every entry): absent already.
+            Err(e)
+                if s.kind == FileKind::Absent
+                    && matches!(
+                        e.raw_os_error(),
+                        Some(libc::ENOTDIR | libc::ENOENT | libc::ELOOP)
+                    ) =>
+            {
+                return Ok(())
+            }
             Err(e) => return Err(e),
         };
         let dfd = dir.as_raw_fd();

@@ -219,7 +219,10 @@ impl Snapshotter {
                 None => {
                     let contents = last && need.reads_contents();
                     let k = self.record(&cand, contents, next_seq, time_ns, out);
-                    if last && need == Need::Query && k.0 == FileKind::Regular {
+                    // A file only queried, or looked up as a directory
+                    // (`stat f/x` fails ENOTDIR): its contents when a
+                    // later call reads it.
+                    if (!last || need == Need::Query) && k.0 == FileKind::Regular {
                         self.unread.insert(cand.clone());
                     }
                     self.seen.insert(cand.clone(), k.clone());
