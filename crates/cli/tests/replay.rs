@@ -3263,6 +3263,37 @@ fn paths_below_a_file_are_absent_already() {
     }
 }
 
+/// A directory's extended attributes, there before the trace (`tar
+/// --xattrs` and `cp -a` of a tree carry them): preparation set them on
+/// regular files only, so the directory's `listxattr` found none and the
+/// final state differed.
+#[test]
+fn a_directorys_extended_attributes_are_prepared() {
+    require("python3");
+    let (tmp, work) = scratch();
+    std::fs::create_dir(work.join("sub")).unwrap();
+    let set = Command::new("python3")
+        .current_dir(&work)
+        .args(["-c", "import os; os.setxattr('sub', 'user.d', b'hello')"])
+        .status()
+        .unwrap();
+    assert!(set.success(), "user xattrs on the test's file system");
+    let trace = record(
+        tmp.path(),
+        &work,
+        &[
+            "python3",
+            "-c",
+            "import os; open('seen', 'w').write(repr((os.listxattr('sub'), os.getxattr('sub', 'user.d'))))",
+        ],
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("seen")).unwrap(),
+        "(['user.d'], b'hello')"
+    );
+    replay_clean(tmp.path(), &trace, &[]);
+}
+
 /// Reads of more than 64 MiB at once (Node's `readFileSync` of a large
 /// file): replay gave the kernel the recorded count but a buffer cut to
 /// 64 MiB, so `read` and `pread64` wrote past it (heap corruption: replay

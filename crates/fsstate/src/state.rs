@@ -337,6 +337,11 @@ fn zero_piece_sum() -> u128 {
     *SUM.get_or_init(|| xxhash_rust::xxh3::xxh3_128(&vec![0u8; HASH_PIECE as usize]))
 }
 
+/// XFS's own names for a POSIX ACL, which it lists to root beside
+/// `system.posix_acl_access` and `system.posix_acl_default` (the same
+/// ACL): not attributes of the file's, and no other file system has them.
+const XFS_ACL_NAMES: [&[u8]; 2] = [b"trusted.SGI_ACL_FILE", b"trusted.SGI_ACL_DEFAULT"];
+
 /// Extended attributes, sorted by name (empty where unsupported).
 fn xattrs(fd: &OwnedFd) -> Vec<(Vec<u8>, Vec<u8>)> {
     let p = fd_path(fd.as_fd());
@@ -348,7 +353,10 @@ fn xattrs(fd: &OwnedFd) -> Vec<(Vec<u8>, Vec<u8>)> {
     }
     names.truncate(n as usize);
     let mut out = Vec::new();
-    for name in names.split(|&b| b == 0).filter(|n| !n.is_empty()) {
+    for name in names
+        .split(|&b| b == 0)
+        .filter(|n| !n.is_empty() && !XFS_ACL_NAMES.contains(n))
+    {
         let Ok(cname) = std::ffi::CString::new(name) else {
             continue;
         };
@@ -369,6 +377,28 @@ fn xattrs(fd: &OwnedFd) -> Vec<(Vec<u8>, Vec<u8>)> {
     }
     out.sort();
     out
+}
+
+/// Which attributes differ: missing, extra, or with another value.
+fn xattr_differences(expected: &[(Vec<u8>, Vec<u8>)], got: &[(Vec<u8>, Vec<u8>)]) -> String {
+    let value = |list: &[(Vec<u8>, Vec<u8>)], name: &[u8]| {
+        list.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone())
+    };
+    let mut words = Vec::new();
+    for (name, v) in expected {
+        let shown = String::from_utf8_lossy(name);
+        match value(got, name) {
+            None => words.push(format!("missing {shown}")),
+            Some(g) if g != *v => words.push(format!("{shown} has another value")),
+            Some(_) => {}
+        }
+    }
+    for (name, _) in got {
+        if value(expected, name).is_none() {
+            words.push(format!("unexpected {}", String::from_utf8_lossy(name)));
+        }
+    }
+    words.join(", ")
 }
 
 /// The differences between a recorded state and a replayed one, in words;
@@ -412,7 +442,10 @@ pub fn compare(expected: &PathState, got: &PathState, owners: &Owners) -> Vec<St
         ));
     }
     if expected.xattrs != got.xattrs {
-        d.push("extended attributes differ".into());
+        d.push(format!(
+            "extended attributes differ ({})",
+            xattr_differences(&expected.xattrs, &got.xattrs)
+        ));
     }
     if expected.hash.is_some()
         && got.hash.is_some()
@@ -422,4 +455,20 @@ pub fn compare(expected: &PathState, got: &PathState, owners: &Owners) -> Vec<St
         d.push("contents differ".into());
     }
     d
+}
+
+#[cfg(test)]
+mod tests {
+    /// A final-state line names the attributes that differ; before, it
+    /// said only "extended attributes differ".
+    #[test]
+    fn attribute_differences_are_named() {
+        let attr = |n: &str, v: &str| (n.as_bytes().to_vec(), v.as_bytes().to_vec());
+        let expected = [attr("user.a", "1"), attr("user.b", "2")];
+        let got = [attr("user.b", "3"), attr("user.c", "4")];
+        assert_eq!(
+            super::xattr_differences(&expected, &got),
+            "missing user.a, user.b has another value, unexpected user.c"
+        );
+    }
 }
