@@ -2041,12 +2041,15 @@ impl Thread<'_> {
         let mut table = lock(&self.proc.fds);
         let entry = live(&mut table, fd, ev)?;
         let dir = entry.path.clone();
+        // btrfs fixes what a stream lists when the directory is opened;
+        // others when it is read: a name made in between may be in either.
+        let opened_ns = entry.opened_ns.min(ev.enter_ns);
         let stream = entry.listing.get_or_insert_with(Default::default).clone();
         drop(table);
         let mut l = lock(&stream);
         if !l.begun {
             l.begun = true;
-            l.begun_ns = ev.enter_ns;
+            l.begun_ns = opened_ns;
             drop(l);
             self.listings.begin(&dir, &stream);
             l = lock(&stream);

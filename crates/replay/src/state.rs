@@ -106,7 +106,8 @@ pub(crate) struct Listing {
     /// Names made or removed in the directory while the stream was read,
     /// whose presence in it is unspecified.
     pub unspecified: HashSet<Vec<u8>>,
-    /// Recorded entry time of the stream's first `getdents64`.
+    /// When the stream began, as recorded: its directory's open (the
+    /// trace's start for a descriptor the trace inherited).
     pub begun_ns: u64,
 }
 

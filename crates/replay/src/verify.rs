@@ -227,20 +227,34 @@ pub(crate) fn listing(
     if expected == got {
         return None;
     }
-    let missing: Vec<String> = expected
-        .iter()
-        .filter(|e| !got.contains(e))
-        .map(|(n, _)| String::from_utf8_lossy(n).into_owned())
-        .take(5)
-        .collect();
-    let extra: Vec<String> = got
-        .iter()
-        .filter(|e| !expected.contains(e))
-        .map(|(n, _)| String::from_utf8_lossy(n).into_owned())
-        .take(5)
-        .collect();
+    // As multisets: an entry listed twice (a stream resumed at the wrong
+    // place) is one more than expected.
+    let (mut missing, mut extra) = (Vec::new(), Vec::new());
+    let (mut e, mut g) = (expected.iter().peekable(), got.iter().peekable());
+    loop {
+        match (e.peek(), g.peek()) {
+            (Some(a), Some(b)) if a == b => {
+                e.next();
+                g.next();
+            }
+            (Some(a), Some(b)) if a < b => missing.extend(e.next()),
+            (Some(_), None) => missing.extend(e.next()),
+            (_, Some(_)) => extra.extend(g.next()),
+            (None, None) => break,
+        }
+    }
+    let shown = |v: &[&(Vec<u8>, u8)]| -> Vec<String> {
+        v.iter()
+            .take(5)
+            .map(|(n, _)| String::from_utf8_lossy(n).into_owned())
+            .collect()
+    };
     Some(format!(
-        "directory listing differs: missing {missing:?}, unexpected {extra:?}"
+        "directory listing differs: {} entries, expected {}: missing {:?}, unexpected {:?}",
+        got.len(),
+        expected.len(),
+        shown(&missing),
+        shown(&extra)
     ))
 }
 
@@ -262,6 +276,24 @@ pub(crate) fn name_list(expected: &[u8], got: &[u8]) -> Option<Mismatch> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An entry listed twice is one too many; before, the lists came out
+    /// empty ("missing [], unexpected []": a `seekdir` to a cookie of
+    /// another file system resumed the stream at the wrong place).
+    #[test]
+    fn a_listing_compares_as_a_multiset() {
+        let e = |n: &str| (n.as_bytes().to_vec(), 8u8);
+        let none = HashSet::new();
+        assert_eq!(
+            listing(vec![e("a"), e("b")], vec![e("a"), e("b"), e("b")], &none).unwrap(),
+            "directory listing differs: 3 entries, expected 2: missing [], unexpected [\"b\"]"
+        );
+        assert_eq!(
+            listing(vec![e("a"), e("c")], vec![e("b")], &none).unwrap(),
+            "directory listing differs: 1 entries, expected 2: missing [\"a\", \"c\"], unexpected [\"b\"]"
+        );
+        assert!(listing(vec![e("b"), e("a")], vec![e("a"), e("b")], &none).is_none());
+    }
 
     /// Modes read as `stat` prints them; owners and sizes in decimal.
     #[test]
