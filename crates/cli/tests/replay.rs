@@ -3316,6 +3316,48 @@ fn a_directorys_extended_attributes_are_prepared() {
     replay_clean(tmp.path(), &trace, &[]);
 }
 
+/// A shared file mapping resized with `mremap` (Python's `mmap.resize`),
+/// stored to before and after, then unmapped: replay simulated the
+/// `mremap` and kept its mapping under the old address, so the `munmap`
+/// at the new one found none and its captured stores were dropped
+/// silently (a mismatch at the read back, the file differing). Both back
+/// ends.
+#[test]
+fn stores_through_a_resized_mapping_replay() {
+    require("python3");
+    let script = r#"
+import mmap
+with open("m.bin", "wb") as f:
+    f.write(b"\0" * 8192)
+with open("m.bin", "r+b") as f:
+    m = mmap.mmap(f.fileno(), 0)
+    m[5000:5005] = b"world"
+    m.resize(16384)
+    m[16000:16004] = b"END!"
+    m.close()
+with open("m.bin", "rb") as f, open("seen", "w") as out:
+    d = f.read()
+    out.write(repr((d[5000:5005], d[16000:16004])))
+"#;
+    let tmp = tempfile::tempdir().unwrap();
+    for backend in ["ptrace", "ebpf"] {
+        let work = work_for(tmp.path(), backend);
+        let trace = record_with(tmp.path(), &work, backend, &["python3", "-c", script]);
+        assert_eq!(
+            std::fs::read_to_string(work.join("seen")).unwrap(),
+            "(b'world', b'END!')",
+            "{backend}"
+        );
+        replay_clean(tmp.path(), &trace, &[]);
+        same_files(
+            &under(&tmp.path().join("root"), &work),
+            &work,
+            &["m.bin", "seen"],
+            backend,
+        );
+    }
+}
+
 /// Reads of more than 64 MiB at once (Node's `readFileSync` of a large
 /// file): replay gave the kernel the recorded count but a buffer cut to
 /// 64 MiB, so `read` and `pread64` wrote past it (heap corruption: replay

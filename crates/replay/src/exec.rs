@@ -2218,6 +2218,7 @@ impl Thread<'_> {
             }
             Effect::Map => return self.mmap(ev),
             Effect::Unmap | Effect::Sync => return Some(self.unmap_or_sync(ev, row)),
+            Effect::Remap => return Some(self.remap(ev)),
             Effect::Chdir => {
                 if let Some(InRemoved::Itself(dir, name)) = row
                     .param_of(Kind::Path)
@@ -2831,6 +2832,47 @@ impl Thread<'_> {
         self.live_maps.add(&mapping);
         lock(&self.proc.maps).insert(expected as u64, mapping);
         Some(Outcome::Executed(None))
+    }
+
+    /// mremap of a whole mapping replay re-created (Python's
+    /// `mmap.resize`): the real one is resized too and known by the
+    /// recorded new address, where the later `munmap` or `msync` and its
+    /// captured stores name it. Anything else (anonymous memory, part of
+    /// a mapping) is simulated.
+    fn remap(&mut self, ev: &SyscallEvent) -> Outcome {
+        let expected = Self::expected(ev);
+        let (old, old_size, new_size) = (ev.args[0], ev.args[1], ev.args[2] as usize);
+        if expected < 0 {
+            return Outcome::Simulated(None);
+        }
+        let mut maps = lock(&self.proc.maps);
+        let Some(m) = maps.remove(&old) else {
+            return Outcome::Simulated(None);
+        };
+        // Only the mapping's sole owner may move it: nothing else then
+        // holds its old address.
+        let m = match Arc::try_unwrap(m) {
+            Ok(m) if m.len() == old_size as usize => m,
+            Ok(m) => {
+                maps.insert(old, Arc::new(m));
+                return Outcome::Simulated(None);
+            }
+            Err(m) => {
+                maps.insert(old, m);
+                return Outcome::Simulated(None);
+            }
+        };
+        let moved = match m.remap(new_size) {
+            Ok(moved) => moved,
+            Err((m, e)) => {
+                maps.insert(old, Arc::new(m));
+                return Outcome::Executed(verify::ret(Ret::Addr, expected, errno_of(&e)));
+            }
+        };
+        let moved = Arc::new(moved);
+        self.live_maps.add(&moved);
+        maps.insert(expected as u64, moved);
+        Outcome::Executed(None)
     }
 
     /// munmap and msync: first the bytes the program stored through a

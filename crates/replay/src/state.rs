@@ -728,6 +728,36 @@ impl Mapping {
         Ok(written.map(|(first, past)| (first, past - first)))
     }
 
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The same mapping resized to `new_len` (`mremap`, free to move it),
+    /// or itself back with the error.
+    pub fn remap(self, new_len: usize) -> Result<Mapping, (Mapping, std::io::Error)> {
+        // SAFETY: a mapping this replayer made and owns alone (`self`).
+        let addr = unsafe {
+            libc::mremap(
+                self.addr as *mut libc::c_void,
+                self.len,
+                new_len,
+                libc::MREMAP_MAYMOVE,
+            )
+        };
+        if addr == libc::MAP_FAILED {
+            return Err((self, std::io::Error::last_os_error()));
+        }
+        let moved = Mapping {
+            addr: addr as usize,
+            len: new_len,
+            ..self
+        };
+        // The old range is gone with the move: no munmap of it.
+        std::mem::forget(self);
+        Ok(moved)
+    }
+
     /// The bytes of its file this mapping covers, if it writes through.
     pub fn file_range(&self) -> Option<std::ops::Range<u64>> {
         self.file
