@@ -132,6 +132,19 @@ fn work_for(tmp: &Path, backend: &str) -> PathBuf {
     work
 }
 
+/// Replays `trace` into `root` and returns its stderr, clean or not.
+fn replay_stderr(trace: &Path, root: &Path) -> String {
+    let rep = output_within(
+        Command::new(bin())
+            .arg("replay")
+            .arg(trace)
+            .arg("--root")
+            .arg(root),
+        Duration::from_secs(300),
+    );
+    String::from_utf8_lossy(&rep.stderr).into_owned()
+}
+
 /// Where replay into `root` puts the recorded absolute path `recorded`.
 fn under(root: &Path, recorded: &Path) -> PathBuf {
     root.join(recorded.strip_prefix("/").expect("an absolute path"))
@@ -2025,15 +2038,7 @@ fn buffers_the_trace_lacks_are_counted_not_compared() {
         Duration::from_secs(300),
     );
     assert!(rec.status.success(), "{}", show(&rec));
-    let rep = output_within(
-        Command::new(bin())
-            .arg("replay")
-            .arg(&trace)
-            .arg("--root")
-            .arg(tmp.path().join("root")),
-        Duration::from_secs(300),
-    );
-    let err = String::from_utf8_lossy(&rep.stderr);
+    let err = replay_stderr(&trace, &tmp.path().join("root"));
     assert!(err.contains("recorded with --data max=16"), "{err}");
     let counted = err
         .lines()
@@ -2339,15 +2344,7 @@ fn a_recovered_trace_says_its_final_state_was_not_checked() {
         Duration::from_secs(60),
     );
     assert!(out.status.success(), "recover: {}", show(&out));
-    let out = output_within(
-        Command::new(bin())
-            .arg("replay")
-            .arg(&recovered)
-            .arg("--root")
-            .arg(tmp.path().join("root")),
-        Duration::from_secs(120),
-    );
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = replay_stderr(&recovered, &tmp.path().join("root"));
     assert!(err.contains("holds no final state"), "{err}");
 }
 
@@ -3242,15 +3239,7 @@ fn bytes_spliced_from_outside_the_trace_are_counted() {
     assert!(rec.status.success(), "record: {}", show(&rec));
     let size = std::fs::metadata(work.join("out")).unwrap().len();
     assert_eq!(size, 108_890);
-    let rep = output_within(
-        Command::new(bin())
-            .arg("replay")
-            .arg(&trace)
-            .arg("--root")
-            .arg(tmp.path().join("root")),
-        Duration::from_secs(300),
-    );
-    let err = String::from_utf8_lossy(&rep.stderr);
+    let err = replay_stderr(&trace, &tmp.path().join("root"));
     assert!(
         err.contains(&format!(
             "moved {size} bytes inside the kernel from a socket or an inherited descriptor"
