@@ -1276,6 +1276,9 @@ fn a_name_made_between_opendir_and_readdir_may_be_listed_or_not() {
 /// cannot allocate (`EOPNOTSUPP`): replay makes what a program sees of it,
 /// the size and the zeros. Before, each call mismatched and the file
 /// ended at the wrong size (Go's linker and `mkfs.ext4` allocate too).
+/// Collapsing and inserting a range (which btrfs and tmpfs lack too)
+/// move the bytes after it; until the seventeenth session each
+/// mismatched and the file differed.
 #[test]
 fn allocations_replay_onto_a_file_system_without_fallocate() {
     require("fallocate");
@@ -1286,12 +1289,13 @@ fn allocations_replay_onto_a_file_system_without_fallocate() {
     let script = "head -c 100000 /dev/urandom > f && fallocate -l 300000 f \
                   && fallocate -z -o 5000 -l 10000 f && fallocate -p -o 40000 -l 20000 f \
                   && fallocate -n -o 0 -l 900000 f && fallocate -z -o 290000 -l 30000 f \
+                  && fallocate -c -o 65536 -l 8192 f && fallocate -i -o 4096 -l 12288 f \
                   && stat -c %s f > size && cat f | md5sum > sum";
     for backend in ["ptrace", "auto"] {
         let trace = record_with(tmp.path(), &work, backend, &["sh", "-c", script]);
         assert_eq!(
             std::fs::read_to_string(work.join("size")).unwrap().trim(),
-            "320000",
+            "324096",
             "{backend}: the script did not finish"
         );
         ext2.replay_clean(&trace, "root", |_| {});

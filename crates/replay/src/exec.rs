@@ -519,42 +519,86 @@ fn changes_entries(row: &Syscall, args: &[u64; 6]) -> bool {
 
 /// What a program can see of `fallocate(mode, offset, len)` where the
 /// file system cannot do it: the size an allocation or a zeroed range
-/// extends the file to (unless `FALLOC_FL_KEEP_SIZE`), and zeros over a
-/// range zeroed or punched out (written, so no hole is left; not through
-/// an `O_APPEND` descriptor). Collapsing or inserting a range moves data:
-/// still `EOPNOTSUPP`.
+/// extends the file to (unless `FALLOC_FL_KEEP_SIZE`), zeros over a range
+/// zeroed or punched out (written, so no hole is left), and the bytes a
+/// collapsed or inserted range moves (btrfs, tmpfs and ext2 have neither).
+/// Never through an `O_APPEND` descriptor, where `pwrite` appends.
 fn fallocate_visibly(fd: &OwnedFd, mode: i32, offset: u64, len: u64) -> io::Result<()> {
     let size = crate::state::stat_of(fd).map_or(0, |st| st.st_size as u64);
     let end = offset.saturating_add(len);
+    // SAFETY: F_GETFL reads the descriptor's status flags.
+    let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
+    let positional = flags >= 0 && flags & libc::O_APPEND == 0;
+    let unsupported = || io::Error::from_raw_os_error(libc::EOPNOTSUPP);
     match mode & !libc::FALLOC_FL_KEEP_SIZE {
         0 => {}
-        libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_ZERO_RANGE => {
-            // SAFETY: F_GETFL reads the descriptor's status flags.
-            let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
-            if flags < 0 || flags & libc::O_APPEND != 0 {
-                // `pwrite` would append the zeros at the end.
-                return Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP));
-            }
-            let zeros = [0u8; 1 << 16];
-            let mut at = offset;
-            while at < end.min(size) {
-                let n = (end.min(size) - at).min(zeros.len() as u64) as usize;
-                // SAFETY: writes from a local buffer of at least `n` bytes.
-                let w =
-                    unsafe { libc::pwrite(fd.as_raw_fd(), zeros.as_ptr().cast(), n, at as i64) };
-                if w <= 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                at += w as u64;
-            }
+        libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_ZERO_RANGE if positional => {
+            write_zeros(fd, offset, end.min(size))?;
         }
-        _ => return Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
+        // Both take no other flag, and refuse a range past the end.
+        libc::FALLOC_FL_COLLAPSE_RANGE if positional && mode == libc::FALLOC_FL_COLLAPSE_RANGE => {
+            if end >= size {
+                return Err(io::Error::from_raw_os_error(libc::EINVAL));
+            }
+            move_bytes(fd, end, offset, size - end)?;
+            return truncate(fd, size - len);
+        }
+        libc::FALLOC_FL_INSERT_RANGE if positional && mode == libc::FALLOC_FL_INSERT_RANGE => {
+            if offset >= size {
+                return Err(io::Error::from_raw_os_error(libc::EINVAL));
+            }
+            truncate(fd, size + len)?;
+            move_bytes(fd, offset, end, size - offset)?;
+            return write_zeros(fd, offset, end);
+        }
+        _ => return Err(unsupported()),
     }
     if mode & libc::FALLOC_FL_KEEP_SIZE == 0 && end > size {
-        // SAFETY: ftruncate on a descriptor the caller keeps open.
-        if unsafe { libc::ftruncate(fd.as_raw_fd(), end as i64) } < 0 {
-            return Err(io::Error::last_os_error());
-        }
+        truncate(fd, end)?;
+    }
+    Ok(())
+}
+
+/// Sets the file's size.
+fn truncate(fd: &OwnedFd, size: u64) -> io::Result<()> {
+    // SAFETY: ftruncate on a descriptor the caller keeps open.
+    if unsafe { libc::ftruncate(fd.as_raw_fd(), size as i64) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Writes zeros over `[from, to)` of the file.
+fn write_zeros(fd: &OwnedFd, from: u64, to: u64) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::File::from(fd.try_clone()?);
+    let zeros = [0u8; 1 << 16];
+    let mut at = from;
+    while at < to {
+        let n = (to - at).min(zeros.len() as u64) as usize;
+        file.write_all_at(&zeros[..n], at)?;
+        at += n as u64;
+    }
+    Ok(())
+}
+
+/// Moves `len` bytes of the file from offset `from` to offset `to`, the
+/// ranges free to overlap (as `memmove`).
+fn move_bytes(fd: &OwnedFd, from: u64, to: u64, len: u64) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::File::from(fd.try_clone()?);
+    let mut buf = vec![0u8; 1 << 20];
+    let chunk = buf.len() as u64;
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(chunk);
+        // Forward when moving down, from the end when moving up, so no
+        // byte is overwritten before it moved.
+        let at = if to < from { done } else { len - done - n };
+        let piece = &mut buf[..n as usize];
+        file.read_exact_at(piece, from + at)?;
+        file.write_all_at(piece, to + at)?;
+        done += n;
     }
     Ok(())
 }
