@@ -529,7 +529,6 @@ fn fallocate_visibly(fd: &OwnedFd, mode: i32, offset: u64, len: u64) -> io::Resu
     // SAFETY: F_GETFL reads the descriptor's status flags.
     let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
     let positional = flags >= 0 && flags & libc::O_APPEND == 0;
-    let unsupported = || io::Error::from_raw_os_error(libc::EOPNOTSUPP);
     match mode & !libc::FALLOC_FL_KEEP_SIZE {
         0 => {}
         libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_ZERO_RANGE if positional => {
@@ -551,7 +550,7 @@ fn fallocate_visibly(fd: &OwnedFd, mode: i32, offset: u64, len: u64) -> io::Resu
             move_bytes(fd, offset, end, size - offset)?;
             return write_zeros(fd, offset, end);
         }
-        _ => return Err(unsupported()),
+        _ => return Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
     }
     if mode & libc::FALLOC_FL_KEEP_SIZE == 0 && end > size {
         truncate(fd, end)?;
