@@ -30,6 +30,17 @@ macro_rules! sys {
     };
 }
 
+/// A `(command, row)` of [`COMMANDS`] for `fcntl` command `$cmd`, whose
+/// third argument is `$arg`, or absent: replayed as the generic row.
+macro_rules! fcntl {
+    ($cmd:expr $(, $p:ident: $k:expr)?) => {
+        (
+            $cmd,
+            sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl) $(, $p: $k)?], Int, Execute, G::DESC, E::Fcntl),
+        )
+    };
+}
+
 /// A raw row: recorded as six argument words, not decoded.
 macro_rules! raw {
     ($nr:expr, $name:ident, $replay:expr, $groups:expr) => {
@@ -500,62 +511,20 @@ pub(crate) static COMMANDS: &[(u64, Syscall)] = &[
     ),
     // fcntl's third argument is a number, flags, a pointer or nothing,
     // by command (the generic row shows a hex word).
-    (
-        0,
-        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl), min_fd: Int], Int, Execute, G::DESC, E::Fcntl),
-    ),
-    (
-        1030,
-        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl), min_fd: Int], Int, Execute, G::DESC, E::Fcntl),
-    ),
-    (
-        2,
-        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl), flags: Flags(F::FdFlags)], Int, Execute, G::DESC, E::Fcntl),
-    ),
-    (
-        4,
-        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl), flags: Flags(F::StatusFlags)], Int, Execute, G::DESC, E::Fcntl),
-    ),
-    (
-        8,
-        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl), owner: Pid], Int, Execute, G::DESC, E::Fcntl),
-    ),
-    (
-        10,
-        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl), signal: Signal], Int, Execute, G::DESC, E::Fcntl),
-    ),
-    (
-        1031,
-        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl), size: Size], Int, Execute, G::DESC, E::Fcntl),
-    ),
-    (
-        1,
-        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl)], Int, Execute, G::DESC, E::Fcntl),
-    ),
-    (
-        3,
-        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl)], Int, Execute, G::DESC, E::Fcntl),
-    ),
-    (
-        9,
-        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl)], Int, Execute, G::DESC, E::Fcntl),
-    ),
-    (
-        11,
-        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl)], Int, Execute, G::DESC, E::Fcntl),
-    ),
-    (
-        1025,
-        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl)], Int, Execute, G::DESC, E::Fcntl),
-    ),
-    (
-        1032,
-        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl)], Int, Execute, G::DESC, E::Fcntl),
-    ),
-    (
-        1034,
-        sys!(72, fcntl, [fd: Fd, cmd: Flags(F::Fcntl)], Int, Execute, G::DESC, E::Fcntl),
-    ),
+    fcntl!(0, min_fd: Int),                  // F_DUPFD
+    fcntl!(1030, min_fd: Int),               // F_DUPFD_CLOEXEC
+    fcntl!(2, flags: Flags(F::FdFlags)),     // F_SETFD
+    fcntl!(4, flags: Flags(F::StatusFlags)), // F_SETFL
+    fcntl!(8, owner: Pid),                   // F_SETOWN
+    fcntl!(10, signal: Signal),              // F_SETSIG
+    fcntl!(1031, size: Size),                // F_SETPIPE_SZ
+    fcntl!(1),                               // F_GETFD
+    fcntl!(3),                               // F_GETFL
+    fcntl!(9),                               // F_GETOWN
+    fcntl!(11),                              // F_GETSIG
+    fcntl!(1025),                            // F_GETLEASE
+    fcntl!(1032),                            // F_GETPIPE_SZ
+    fcntl!(1034),                            // F_GET_SEALS
 ];
 
 /// Pseudo-calls: what the kernel does with no system call that a trace

@@ -54,7 +54,6 @@ pub struct FidelityArgs {
     pub force: bool,
 }
 
-/// Reads the original once per replay and prints the report.
 /// Refuses a timings trace named twice (by any name): the spread between
 /// replays would count one replay as two that agree.
 fn refuse_twice(replays: &[PathBuf]) -> Result<()> {
@@ -78,6 +77,7 @@ fn refuse_twice(replays: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
+/// Reads the original once per replay and prints the report.
 pub fn run(args: &FidelityArgs) -> Result<ExitCode> {
     if let Some(svg) = &args.svg {
         let inputs = std::iter::once(&args.original).chain(&args.replays);

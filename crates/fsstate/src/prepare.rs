@@ -371,18 +371,7 @@ impl<'r> Preparer<'r> {
                     cvt(unsafe { libc::mkdirat(dfd, name.as_ptr(), 0o700) })?;
                 }
                 if !s.xattrs.is_empty() {
-                    // SAFETY: as above; O_NOFOLLOW keeps the open on this
-                    // entry.
-                    let fd = unsafe {
-                        libc::openat(
-                            dfd,
-                            name.as_ptr(),
-                            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-                        )
-                    };
-                    cvt(fd)?;
-                    // SAFETY: a fresh descriptor we own.
-                    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+                    let fd = self.root.locate(&s.path, false)?;
                     self.set_xattrs(&fd, s);
                 }
                 let mode = self.mode_for(s);

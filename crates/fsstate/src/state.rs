@@ -380,16 +380,19 @@ fn xattrs(fd: &OwnedFd) -> Vec<(Vec<u8>, Vec<u8>)> {
 }
 
 /// Which attributes differ: missing, extra, or with another value.
-fn xattr_differences(expected: &[(Vec<u8>, Vec<u8>)], got: &[(Vec<u8>, Vec<u8>)]) -> String {
-    let value = |list: &[(Vec<u8>, Vec<u8>)], name: &[u8]| {
-        list.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone())
+fn xattr_differences<'a>(
+    expected: &'a [(Vec<u8>, Vec<u8>)],
+    got: &'a [(Vec<u8>, Vec<u8>)],
+) -> String {
+    let value = |list: &'a [(Vec<u8>, Vec<u8>)], name: &[u8]| {
+        list.iter().find(|(n, _)| n == name).map(|(_, v)| v)
     };
     let mut words = Vec::new();
     for (name, v) in expected {
         let shown = String::from_utf8_lossy(name);
         match value(got, name) {
             None => words.push(format!("missing {shown}")),
-            Some(g) if g != *v => words.push(format!("{shown} has another value")),
+            Some(g) if g != v => words.push(format!("{shown} has another value")),
             Some(_) => {}
         }
     }
