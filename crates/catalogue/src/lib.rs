@@ -82,7 +82,7 @@ pub enum Kind {
     Hex,
     /// A user-space address that is not dereferenced.
     Ptr,
-    /// A range of the caller's mappings (munmap, msync): where it overlaps
+    /// A range of the caller's mappings (munmap, msync, madvise): where it overlaps
     /// a shared writable file mapping, its bytes are read at entry. Stores
     /// through such a mapping change the file with no system call; this
     /// capture is how they reach the trace and the replay.
@@ -595,6 +595,11 @@ pub enum Effect {
     Remap,
     /// Writes a shared mapping's range back to its file.
     Sync,
+    /// Advises the kernel about a range of memory (madvise): for a shared
+    /// file mapping, `MADV_DONTNEED` drops the pages from the process but
+    /// not its stores from the file, and `MADV_REMOVE` frees the file's
+    /// blocks, so the stores before it are captured as at `munmap`.
+    Advise,
     /// Changes the working directory to its path or descriptor.
     Chdir,
     /// Changes the process's root directory to its path: absolute paths
@@ -883,19 +888,39 @@ impl Syscall {
         }
     }
 
-    /// The call's `open(2)` flags: its flags argument (open, openat), the
-    /// flags `creat` implies, or `None` for calls without them in a
-    /// register (openat2 keeps them in `struct open_how`).
+    /// The `open(2)` flags the kernel acts on for this call: its flags
+    /// argument (open, openat) as the kernel reduces it, the flags `creat`
+    /// implies, or `None` for calls without them in a register (openat2
+    /// keeps them in `struct open_how`). Unlike `openat2`, which refuses
+    /// them, these calls drop bits no flag uses (GNU dd passes its own
+    /// `skip_bytes` and `seek_bytes` markers there) and, with `O_PATH`,
+    /// every flag `O_PATH` ignores, so replaying them through `openat2`
+    /// needs the reduced flags.
     pub fn open_flags(&self, args: &[u64; 6]) -> Option<u64> {
         /// `O_CREAT | O_WRONLY | O_TRUNC` on x86_64: creat(2) is open(2)
         /// with these flags.
         const CREAT: u64 = 0o100 | 0o1 | 0o1000;
+        /// The kernel's `VALID_OPEN_FLAGS` on x86_64: the access mode and
+        /// every flag from `O_CREAT` (0o100) to `__O_TMPFILE`
+        /// (0o20000000).
+        const VALID: u64 = 0o37777703;
+        /// `O_PATH` and the flags it keeps (`O_PATH_FLAGS`): `O_DIRECTORY`,
+        /// `O_NOFOLLOW`, `O_CLOEXEC`.
+        const PATH: u64 = 0o10000000;
+        const PATH_KEEPS: u64 = PATH | 0o200000 | 0o400000 | 0o2000000;
         let params = self.params();
         match params
             .iter()
             .position(|p| p.kind == Kind::Flags(FlagSet::Open))
         {
-            Some(i) => Some(args[i]),
+            Some(i) => {
+                let flags = args[i] & VALID;
+                Some(if flags & PATH != 0 {
+                    flags & PATH_KEEPS
+                } else {
+                    flags
+                })
+            }
             None if self.effect == Effect::Open
                 && !params.iter().any(|p| {
                     matches!(

@@ -118,7 +118,7 @@ pub(crate) const TABLE: &[Syscall] = &[
     sys!(25, mremap, [old_address: Ptr, old_size: Size, new_size: Size, flags: Flags(F::Mremap), new_address: Ptr], Addr, Execute, G::MEMORY, E::Remap),
     sys!(26, msync, [addr: Mapped { len: 1 }, length: Size, flags: Flags(F::Msync)], Int, Execute, G::MEMORY, E::Sync),
     raw!(27, mincore, Simulate, G::MEMORY),
-    sys!(28, madvise, [addr: Ptr, length: Size, advice: Flags(F::Madvise)], Int, Ignore, G::MEMORY),
+    sys!(28, madvise, [addr: Mapped { len: 1 }, length: Size, advice: Flags(F::Madvise)], Int, Execute, G::MEMORY, E::Advise),
     raw!(29, shmget, Simulate, G::IPC),
     raw!(30, shmat, Simulate, G::IPC),
     raw!(31, shmctl, Simulate, G::IPC),

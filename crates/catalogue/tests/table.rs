@@ -726,7 +726,9 @@ fn effects_have_the_arguments_their_followers_read() {
             Effect::CloseRange => kinds.starts_with(&[Kind::Fd, Kind::Fd]),
             Effect::Pipe => kinds.first().is_some_and(fd_pair),
             Effect::Map => s.param_of(Kind::Fd) == Some(4),
-            Effect::Unmap | Effect::Sync => matches!(kinds.first(), Some(Kind::Mapped { .. })),
+            Effect::Unmap | Effect::Sync | Effect::Advise => {
+                matches!(kinds.first(), Some(Kind::Mapped { .. }))
+            }
             Effect::Remap | Effect::Umask | Effect::Exec | Effect::EndProcess => !kinds.is_empty(),
             Effect::Chdir => kinds == [Kind::Path] || kinds == [Kind::Fd],
             Effect::Chroot => kinds == [Kind::Path],
@@ -892,9 +894,22 @@ fn effects_have_the_arguments_their_followers_read() {
         Some((libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64)
     );
     assert_eq!(by_name("openat2").unwrap().open_flags(&[0; 6]), None);
+    let openat = |flags: i32| {
+        by_name("openat")
+            .unwrap()
+            .open_flags(&[0, 0, flags as u64, 0, 0, 0])
+    };
+    assert_eq!(openat(libc::O_RDWR | libc::O_CREAT), Some(0o102));
+    // Bits no flag uses go (dd's skip_bytes), as the kernel drops them.
+    assert_eq!(openat(libc::O_WRONLY | 0xc), Some(1));
     assert_eq!(
-        by_name("openat").unwrap().open_flags(&[0, 0, 7, 0, 0, 0]),
-        Some(7)
+        openat(libc::O_TMPFILE | libc::O_RDWR | libc::O_CLOEXEC),
+        Some((libc::O_TMPFILE | libc::O_RDWR | libc::O_CLOEXEC) as u64)
+    );
+    // O_PATH keeps only O_DIRECTORY, O_NOFOLLOW and O_CLOEXEC.
+    assert_eq!(
+        openat(libc::O_PATH | libc::O_RDWR | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_TRUNC),
+        Some((libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC) as u64)
     );
     let cloexec = |n: &str, args: [u64; 6]| by_name(n).unwrap().cloexec(&args);
     let o = libc::O_CLOEXEC as u64;

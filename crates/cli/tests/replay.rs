@@ -3351,6 +3351,84 @@ with open("m.bin", "rb") as f, open("seen", "w") as out:
     }
 }
 
+/// `open` and `openat` drop flag bits no flag uses (GNU dd passes its
+/// own `skip_bytes`, `count_bytes` and `seek_bytes` markers there) and,
+/// with `O_PATH`, the flags `O_PATH` ignores; replay opens through
+/// `openat2`, which refuses both with `EINVAL`, so dd's output went to its
+/// stdout file in replay and a Perl `sysopen(O_PATH|O_RDWR)` failed.
+#[test]
+fn open_flags_the_kernel_ignores_are_ignored_in_replay() {
+    require("dd");
+    require("python3");
+    let script = "printf 0123456789abcdefghij > in\n\
+                  printf ABCDEFGHIJKLMNOPQRST > out\n\
+                  dd if=in of=out iflag=skip_bytes,count_bytes skip=3 count=7 \
+                     oflag=seek_bytes seek=5 conv=notrunc status=none\n\
+                  python3 -c 'import os; fd = os.open(\"in\", os.O_PATH | os.O_RDWR | os.O_TRUNC); \
+                  print(os.stat(fd).st_size, file=open(\"seen\", \"w\"))'\n";
+    let tmp = tempfile::tempdir().unwrap();
+    for backend in ["ptrace", "ebpf"] {
+        let work = work_for(tmp.path(), backend);
+        let trace = record_with(tmp.path(), &work, backend, &["sh", "-c", script]);
+        assert_eq!(
+            std::fs::read_to_string(work.join("out")).unwrap(),
+            "ABCDE3456789MNOPQRST",
+            "{backend}"
+        );
+        assert_eq!(std::fs::read_to_string(work.join("seen")).unwrap(), "20\n");
+        replay_clean(tmp.path(), &trace, &[]);
+        same_files(
+            &under(&tmp.path().join("root"), &work),
+            &work,
+            &["in", "out", "seen"],
+            backend,
+        );
+    }
+}
+
+/// Stores through a shared mapping before `madvise`: `MADV_DONTNEED`
+/// drops the pages from the process (the page map no longer shows them,
+/// so the capture at `munmap` skipped them) but the stores stay in the
+/// file; `MADV_REMOVE` frees the file's blocks (replay ignored madvise and
+/// kept them). Both recorders now capture the range at madvise as at
+/// munmap, and replay gives the advice to its re-created mapping.
+#[test]
+fn stores_before_madvise_replay_and_madv_remove_frees_the_range() {
+    require("python3");
+    let script = r#"
+import mmap
+with open("m.bin", "wb") as f:
+    f.write(b"w" * 12288)
+with open("m.bin", "r+b") as f:
+    m = mmap.mmap(f.fileno(), 0)
+    m[0:5] = b"kept!"
+    m.madvise(mmap.MADV_DONTNEED, 0, 4096)
+    m[8192:8193] = b"x"
+    try:
+        m.madvise(mmap.MADV_REMOVE, 4096, 4096)
+    except OSError:
+        pass
+    m.close()
+with open("m.bin", "rb") as f, open("seen", "w") as out:
+    d = f.read()
+    out.write(repr((d[0:6], d[4096:4097], d[8192:8194])))
+"#;
+    let tmp = tempfile::tempdir().unwrap();
+    for backend in ["ptrace", "ebpf"] {
+        let work = work_for(tmp.path(), backend);
+        let trace = record_with(tmp.path(), &work, backend, &["python3", "-c", script]);
+        let seen = std::fs::read_to_string(work.join("seen")).unwrap();
+        assert!(seen.starts_with("(b'kept!w', b'"), "{backend}: {seen}");
+        replay_clean(tmp.path(), &trace, &[]);
+        same_files(
+            &under(&tmp.path().join("root"), &work),
+            &work,
+            &["m.bin", "seen"],
+            backend,
+        );
+    }
+}
+
 /// Reads of more than 64 MiB at once (Node's `readFileSync` of a large
 /// file): replay gave the kernel the recorded count but a buffer cut to
 /// 64 MiB, so `read` and `pread64` wrote past it (heap corruption: replay

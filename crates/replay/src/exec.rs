@@ -2260,7 +2260,9 @@ impl Thread<'_> {
                 Outcome::Executed(ok(got))
             }
             Effect::Map => return self.mmap(ev),
-            Effect::Unmap | Effect::Sync => return Some(self.unmap_or_sync(ev, row)),
+            Effect::Unmap | Effect::Sync | Effect::Advise => {
+                return Some(self.stores_then(ev, row))
+            }
             Effect::Remap => return Some(self.remap(ev)),
             Effect::Chdir => {
                 if let Some(InRemoved::Itself(dir, name)) = row
@@ -2918,11 +2920,12 @@ impl Thread<'_> {
         Outcome::Executed(None)
     }
 
-    /// munmap and msync: first the bytes the program stored through a
-    /// shared mapping (captured by the recorder) go into the re-created
-    /// mapping, then msync flushes it or munmap drops it. Ranges with no
-    /// re-created mapping (anonymous memory, libraries) are simulated.
-    fn unmap_or_sync(&mut self, ev: &SyscallEvent, row: &Syscall) -> Outcome {
+    /// munmap, msync and madvise: first the bytes the program stored
+    /// through a shared mapping (captured by the recorder) go into the
+    /// re-created mapping, then msync flushes it, munmap drops it or
+    /// madvise gives it the advice (one of [`FILE_ADVICE`]). Ranges with
+    /// no re-created mapping (anonymous memory, libraries) are simulated.
+    fn stores_then(&mut self, ev: &SyscallEvent, row: &Syscall) -> Outcome {
         let expected = Self::expected(ev);
         let (addr, len) = (ev.args[0], ev.args[1]);
         // What the program stored: one capture of the range, or (eBPF)
@@ -2978,7 +2981,18 @@ impl Thread<'_> {
                     }
                 }
             }
-            if row.effect != Effect::Sync && addr <= start {
+            let advice = ev.args[2] as i32;
+            if row.effect == Effect::Advise && expected == 0 && FILE_ADVICE.contains(&advice) {
+                if let Some((real, n)) = m.real_range(start, addr, len) {
+                    // SAFETY: pages of a mapping this replayer made; the
+                    // advice only drops or fetches their cached copies, or
+                    // (MADV_REMOVE) frees the file's blocks under them.
+                    if unsafe { libc::madvise(real as *mut libc::c_void, n, advice) } != 0 {
+                        got = errno_of(&io::Error::last_os_error());
+                    }
+                }
+            }
+            if row.effect == Effect::Unmap && addr <= start {
                 // Unmapping from its start: the whole re-created mapping
                 // goes (partial unmaps keep it until its start goes).
                 maps.remove(&start);
@@ -2987,6 +3001,25 @@ impl Thread<'_> {
         Outcome::Executed(verify::ret(row.ret, expected, got))
     }
 }
+
+/// The `madvise` advice replay gives its re-created shared mappings as
+/// the program gave it: `MADV_REMOVE` frees file blocks (the file
+/// changes), the others only move pages in and out of memory, which is
+/// what a replay measuring the system should do too. The rest (fork and
+/// dump behaviour, huge pages, merging, poisoning) would act on the
+/// replayer itself and are simulated.
+const FILE_ADVICE: [i32; 10] = [
+    libc::MADV_NORMAL,
+    libc::MADV_RANDOM,
+    libc::MADV_SEQUENTIAL,
+    libc::MADV_WILLNEED,
+    libc::MADV_DONTNEED,
+    libc::MADV_REMOVE,
+    libc::MADV_COLD,
+    libc::MADV_PAGEOUT,
+    libc::MADV_POPULATE_READ,
+    libc::MADV_POPULATE_WRITE,
+];
 
 /// True when `fd` is open for reading only (a pipe's read end).
 fn read_only(fd: i32) -> bool {

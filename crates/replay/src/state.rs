@@ -776,6 +776,17 @@ impl Mapping {
         store_faultless(self.addr + (at - range.start) as usize, data)
     }
 
+    /// The real pages of this mapping (which starts at traced address
+    /// `start`) that the traced range `[addr, addr + len)` covers, as an
+    /// address and length, if any.
+    pub fn real_range(&self, start: u64, addr: u64, len: u64) -> Option<(usize, usize)> {
+        let end = start + self.len as u64;
+        let (from, to) = (addr.max(start), addr.saturating_add(len).min(end));
+        let from = (from - start) & !4095;
+        let to = (to.saturating_sub(start)).div_ceil(4096) * 4096;
+        (from < to).then(|| (self.addr + from as usize, (to - from) as usize))
+    }
+
     /// The traced range `[start, start + len)` of this mapping overlaps
     /// `[addr, addr + len)`.
     pub fn overlaps(&self, start: u64, addr: u64, len: u64) -> bool {
