@@ -242,6 +242,15 @@ fn print_contents(
             ),
         )?;
     }
+    let notes = end
+        .and_then(|e| e.extra.get(crate::record_cmd::RECORDER_NOTES))
+        .and_then(|v| v.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|n| n.as_str());
+    for (i, note) in notes.enumerate() {
+        field(if i == 0 { "recorder said" } else { "" }, note)?;
+    }
     match (end, error) {
         (Some(_), None) => field("complete", "yes (end record present, counts agree)"),
         (_, Some(e)) => field("complete", format!("no: {e}")),

@@ -339,6 +339,14 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
             .map(|row| (row.name, writer.calls_of(row.nr))),
     );
     let made = writer.path().map(Path::to_path_buf);
+    let notes = match &result {
+        Ok(summary) => notes(summary),
+        Err(reanimator_record::Error::Lost(_, summary)) => notes(summary),
+        Err(_) => Vec::new(),
+    };
+    if !notes.is_empty() {
+        writer.add_to_end(RECORDER_NOTES, serde_json::json!(notes));
+    }
     // Finish the trace whatever happened: what was recorded is kept.
     let (_, end) = writer.finish().with_context(|| {
         // A trace that cannot be written (a full disk) stops the
@@ -388,6 +396,9 @@ pub fn run(args: &RecordArgs) -> Result<ExitCode> {
     })
 }
 
+/// The end record's field holding the recorder's notes (see [`notes`]).
+pub const RECORDER_NOTES: &str = "recorder_notes";
+
 fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, lost: u64) -> String {
     let mut line = format!(
         "reanimator: {}: {syscalls} syscalls, {} captured, {}, {}, {:.2} s; lost: {lost}",
@@ -405,6 +416,18 @@ fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, los
             human_bytes(s.snapshot_bytes)
         ));
     }
+    for note in notes(s) {
+        line.push_str("; ");
+        line.push_str(&note);
+    }
+    line
+}
+
+/// What the recording could not capture or had to do to the program, one
+/// phrase per nonzero count ("1 capture unreadable"): said when recording
+/// ends and kept in the trace's end record for `info`.
+fn notes(s: &RecordSummary) -> Vec<String> {
+    let mut notes = Vec::new();
     // (count, noun for one, noun for several, what happened to them)
     for (n, one, many, what) in [
         (
@@ -484,10 +507,10 @@ fn summary_line(output: &Path, s: &RecordSummary, syscalls: u64, bytes: u64, los
     ] {
         if n > 0 {
             let noun = if n == 1 { one } else { many };
-            line.push_str(&format!("; {n} {noun} {what}"));
+            notes.push(format!("{n} {noun} {what}"));
         }
     }
-    line
+    notes
 }
 
 /// User plus system CPU time of the recorder itself (not the command).

@@ -643,6 +643,40 @@ fn dump_into_a_closed_pipe_ends_quietly() {
     }
 }
 
+/// What the recorder could not capture (here buffers cut by `--data`) is
+/// said by `info` as the recording's summary line said it, from the end
+/// record: a trace with unreadable captures showed "lost nothing" and no
+/// sign of them, though its replay could not be clean.
+#[test]
+fn info_repeats_what_the_recorder_could_not_capture() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = tmp.path().join("cut.rtr");
+    let o = Command::new(bin())
+        .current_dir(tmp.path())
+        .args(["record", "--backend", "ptrace", "--data", "max=16", "-o"])
+        .arg(&trace)
+        .args(["--", "sh", "-c", "head -c 100 /etc/passwd > o"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", show(&o));
+    let said = String::from_utf8_lossy(&o.stderr);
+    let cut = said
+        .split("; ")
+        .find(|p| p.ends_with("truncated") || p.ends_with("truncated\n"))
+        .unwrap_or_else(|| panic!("no truncated captures in {said}"))
+        .trim_end()
+        .to_string();
+    let t = trace.to_str().unwrap();
+    let text = ok(&["info", t]);
+    assert!(
+        text.contains(&format!("recorder said  {cut}\n")),
+        "{cut:?} in\n{text}"
+    );
+    let v: Value = serde_json::from_str(&ok(&["info", "--json", t])).unwrap();
+    assert_eq!(v["end"]["recorder_notes"][0].as_str(), Some(cut.as_str()));
+}
+
 /// `info` describes a trace from its meta frame and end record, and says
 /// plainly when it is not complete.
 #[test]
@@ -663,6 +697,7 @@ fn info_describes_the_recording_and_says_when_a_trace_is_incomplete() {
     ] {
         assert!(text.contains(want), "{want:?} in\n{text}");
     }
+    assert!(!text.contains("recorder said"), "{text}");
     let v: Value = serde_json::from_str(&ok(&["info", "--json", t])).unwrap();
     assert_eq!(v["complete"], true);
     assert_eq!(v["end"]["syscalls"].as_u64(), Some(calls));

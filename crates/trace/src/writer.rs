@@ -562,6 +562,13 @@ impl<W: Write> Writer<W> {
         self.blobs_compress_well
     }
 
+    /// Adds a field to the end record, such as the recorder's notes on
+    /// what it could not capture, so that `info` can tell a later reader
+    /// what only the recording's own summary line said.
+    pub fn add_to_end(&mut self, key: &str, value: serde_json::Value) {
+        self.summary.extra.insert(key.to_string(), value);
+    }
+
     /// Totals so far.
     pub fn summary(&self) -> &EndSummary {
         &self.summary
