@@ -3351,6 +3351,48 @@ with open("m.bin", "rb") as f, open("seen", "w") as out:
     }
 }
 
+/// An open of `/proc/self/fd/N` reaches the file descriptor N holds even
+/// when no name does: removed while open, or made with `O_TMPFILE`.
+/// Replay opened the path N was opened with: `ENOENT` for the removed
+/// file, and the directory itself for the `O_TMPFILE` one (its reads
+/// failed with `EISDIR`).
+#[test]
+fn reopening_a_nameless_file_through_proc_self_fd_reaches_it() {
+    require("python3");
+    let script = r#"
+import os
+fd = os.open("f", os.O_RDWR | os.O_CREAT, 0o644)
+os.write(fd, b"gone but open\n")
+os.unlink("f")
+g = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY)
+gone = os.read(g, 100)
+t = os.open(".", os.O_TMPFILE | os.O_RDWR, 0o600)
+os.write(t, b"tmpfile-data\n")
+u = os.open(f"/proc/self/fd/{t}", os.O_RDWR)
+tmp = os.read(u, 100)
+os.write(u, b"more\n")
+with open("seen", "w") as out:
+    out.write(repr((gone, tmp, os.fstat(t).st_size)))
+"#;
+    let tmp = tempfile::tempdir().unwrap();
+    for backend in ["ptrace", "ebpf"] {
+        let work = work_for(tmp.path(), backend);
+        let trace = record_with(tmp.path(), &work, backend, &["python3", "-c", script]);
+        assert_eq!(
+            std::fs::read_to_string(work.join("seen")).unwrap(),
+            "(b'gone but open\\n', b'tmpfile-data\\n', 18)",
+            "{backend}"
+        );
+        replay_clean(tmp.path(), &trace, &[]);
+        same_files(
+            &under(&tmp.path().join("root"), &work),
+            &work,
+            &["seen"],
+            backend,
+        );
+    }
+}
+
 /// `open` and `openat` drop flag bits no flag uses (GNU dd passes its
 /// own `skip_bytes`, `count_bytes` and `seek_bytes` markers there) and,
 /// with `O_PATH`, the flags `O_PATH` ignores; replay opens through

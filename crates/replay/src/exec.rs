@@ -2642,8 +2642,8 @@ impl Thread<'_> {
                     (word(0) as i32, word(1) as u32, resolve)
                 }
             };
-        if let Some(pipe) = self.whole_fd_link(ev, path_arg).filter(|fd| is_fifo(fd)) {
-            return self.reopen_pipe(ev, &pipe, flags);
+        if let Some(file) = self.whole_fd_link(ev, path_arg).filter(|fd| nameless(fd)) {
+            return self.reopen_whole(ev, &file, flags);
         }
         let full = match self.full_path(ev, row, path_arg) {
             Ok(f) => f,
@@ -2736,13 +2736,14 @@ impl Thread<'_> {
     /// the kernel does. The path opened is the replay's own descriptor's,
     /// never one the trace names; a simulated read of a pipe a real
     /// writer fills would leave the writer blocked.
-    fn reopen_pipe(&mut self, ev: &SyscallEvent, pipe: &OwnedFd, flags: i32) -> Outcome {
+    fn reopen_whole(&mut self, ev: &SyscallEvent, file: &OwnedFd, flags: i32) -> Outcome {
         let expected = Self::expected(ev);
-        let got = match reopen_own(pipe, flags) {
+        let got = match reopen_own(file, flags) {
             Err(e) => errno_of(&e),
             Ok(fd) => {
                 if expected >= 0 {
-                    let e = opened_entry(fd, flags, Vec::new(), true);
+                    let stream = is_fifo(&fd);
+                    let e = opened_entry(fd, flags, Vec::new(), stream);
                     install(&mut lock(&self.proc.fds), expected as i32, e, ev);
                 }
                 0
@@ -3098,6 +3099,16 @@ fn is_memory(k: Kind) -> bool {
 
 fn is_fifo(fd: &OwnedFd) -> bool {
     crate::state::stat_of(fd).is_some_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFIFO)
+}
+
+/// True when no path reaches what `fd` holds, so that an open of its
+/// `/proc/PID/fd/N` link must go through the replayer's own link: a pipe
+/// or FIFO (a pipe has no path), or a file removed or made with
+/// `O_TMPFILE` and not linked since (its recorded path names nothing, or
+/// the directory it was made in).
+fn nameless(fd: &OwnedFd) -> bool {
+    crate::state::stat_of(fd)
+        .is_some_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFIFO || st.st_nlink == 0)
 }
 
 /// The entry of a descriptor replay opened with `flags` on `path`: its
