@@ -18,6 +18,9 @@ pub enum FlagSet {
     Whence,
     /// `CLONE_*` flags (the low byte is the exit signal).
     Clone,
+    /// `CLONE_*` flags of `struct clone_args` (clone3): no exit signal in
+    /// the low byte, where `CLONE_NEWTIME` is; 64 bits.
+    Clone3,
     /// `F_*` fcntl commands.
     Fcntl,
     /// `LOCK_*` flock operations.

@@ -109,6 +109,12 @@ pub enum Kind {
     /// Permission bits of a new file, masked by the process's umask (open,
     /// mkdir, mknod): replay applies the emulated umask to them.
     CreateMode,
+    /// A device number (`dev_t`, mknod): it names the device only when the
+    /// mode argument at index `mode` makes a character or block device.
+    Dev {
+        /// Index of the parameter holding the new file's mode.
+        mode: u8,
+    },
     /// A bit set or an enumerated value decoded with a named table.
     Flags(FlagSet),
     /// A NUL-terminated path name, read at entry.
@@ -482,8 +488,12 @@ pub enum StructType {
     Dirents64,
     /// `struct linux_dirent` records (getdents).
     Dirents,
-    /// `int` (wait4 status, getsockopt values).
+    /// `int` (clone's pidfd, getsockopt values).
     Int,
+    /// A wait status `int` (wait4): `WIFEXITED`, `WTERMSIG`, ...
+    WaitStatus,
+    /// `siginfo_t` (128 bytes): the child state waitid reports.
+    Siginfo,
     /// `struct rusage`.
     Rusage,
     /// `struct sigaction` (kernel layout).
@@ -1030,6 +1040,7 @@ impl fmt::Display for Kind {
             Kind::Size => f.write_str("size"),
             Kind::Mode => f.write_str("mode"),
             Kind::CreateMode => f.write_str("createmode"),
+            Kind::Dev { mode } => write!(f, "dev[arg{mode}]"),
             Kind::Flags(set) => write!(f, "flags:{}", set.name()),
             Kind::Path => f.write_str("path"),
             Kind::Str => f.write_str("str"),

@@ -975,6 +975,13 @@ fn flags_decode() {
         FlagSet::Clone.decode(0x1200011),
         "SIGCHLD|CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID"
     );
+    // clone3's flags hold no exit signal: 0x80 is CLONE_NEWTIME.
+    assert_eq!(FlagSet::Clone3.decode(0x4100), "CLONE_VM|CLONE_VFORK");
+    assert_eq!(
+        FlagSet::Clone3.decode(0x2_0000_0080),
+        "CLONE_NEWTIME|CLONE_INTO_CGROUP"
+    );
+    assert_eq!(FlagSet::Clone3.decode(0), "0");
     assert_eq!(
         FlagSet::SockType.decode(0o2000001),
         "SOCK_STREAM|SOCK_CLOEXEC"
@@ -996,6 +1003,7 @@ fn every_flag_table_is_usable() {
         FlagSet::Map,
         FlagSet::Whence,
         FlagSet::Clone,
+        FlagSet::Clone3,
         FlagSet::Fcntl,
         FlagSet::Flock,
         FlagSet::Falloc,

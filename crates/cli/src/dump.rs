@@ -48,7 +48,8 @@ pub fn run(args: &DumpArgs) -> Result<ExitCode> {
     if !args.json {
         // Text shows a buffer's first bytes: the rest of a large one need
         // not be loaded (a trace with a 256 MiB buffer took 535 MB). A
-        // structure (`getdents64` entries) is decoded whole up to here.
+        // structure (`getdents64` entries) is decoded from what is loaded,
+        // up to here: its first `-s` entries show, and how many it held.
         scan.limit_data(args.string_limit.max(TEXT_DATA_MAX));
     }
     let renderer = Renderer::new(

@@ -1489,7 +1489,10 @@ impl Thread<'_> {
                         if unsafe { libc::geteuid() } != 0 {
                             return self.simulate(ev, row);
                         }
-                        if let Some(dev) = params.iter().position(|p| p.name == "dev") {
+                        if let Some(dev) = params
+                            .iter()
+                            .position(|p| matches!(p.kind, Kind::Dev { .. }))
+                        {
                             a[dev] = 0;
                         }
                     }

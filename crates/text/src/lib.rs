@@ -18,13 +18,16 @@ mod names;
 
 use std::fmt::Write;
 
-use reanimator_catalogue::{self as catalogue, aio, uring, Dir, Kind, Ret, StructType, Syscall};
+use reanimator_catalogue::{
+    self as catalogue, aio, uring, Dir, FlagSet, Kind, Ret, StructType, Syscall,
+};
 use reanimator_trace::{
     Capture, CaptureStatus, ClockAnchor, ContentHash, ContentNote, ExitStatus, FileKind, PathPhase,
     Record, Role, StartCause, SyscallEvent, CONTROL_ELEM,
 };
 use serde_json::{json, Map, Value};
 
+use names::{dirent_type_name, ptrace_event_name, sigchld_code_name};
 pub use names::{errno_name, is_restart, signal_name};
 
 /// `AT_FDCWD` as the kernel sees it in a 32-bit dirfd argument.
@@ -229,8 +232,12 @@ impl Renderer {
         s.push('(');
         match row.and_then(|r| r.params) {
             Some(params) => {
-                for (i, p) in params.iter().enumerate() {
-                    if i > 0 {
+                let shown = params
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| shown_in_text(e, p.kind));
+                for (n, (i, p)) in shown.enumerate() {
+                    if n > 0 {
                         s.push_str(", ");
                     }
                     s.push_str(&self.arg_text(e, i as u8, p.kind));
@@ -336,7 +343,11 @@ impl Renderer {
                 }
             }
             Kind::Signal => signal_text(raw as i32 as i64),
+            // mknod's mode names the new file's type, as strace shows it.
+            Kind::Mode | Kind::CreateMode if raw as u32 & S_IFMT != 0 => mode_text(raw as u32),
             Kind::Mode | Kind::CreateMode => format!("{:#o}", raw as u32),
+            Kind::Dev { mode } if device_mode(e, mode) => makedev_text(raw),
+            Kind::Dev { .. } => c_hex(raw),
             Kind::Flags(set) => set.decode(raw),
             Kind::Path => match find(Role::Entry, 0) {
                 Some(c) => self.capture_cut(c, usize::MAX),
@@ -589,6 +600,12 @@ impl Renderer {
                 _ => None,
             },
             StructType::Int | StructType::Socklen => u32_at(0).map(|v| format!("[{}]", v as i32)),
+            StructType::WaitStatus => u32_at(0).map(|v| format!("[{}]", wait_status_text(v))),
+            StructType::Siginfo => siginfo_text(d),
+            StructType::CloneArgs => clone_args_text(d, len),
+            StructType::Dirents64 | StructType::Dirents => {
+                Some(self.dirents_text(ty == StructType::Dirents64, d, len))
+            }
             StructType::Loff => u64_at(0).map(|v| format!("[{}]", v as i64)),
             StructType::Gids => Some(format!(
                 "[{}]",
@@ -641,14 +658,77 @@ impl Renderer {
             },
             StructType::Timespec2 => match (u64_at(0), u64_at(8), u64_at(16), u64_at(24)) {
                 (Some(a), Some(an), Some(m), Some(mn)) => Some(format!(
-                    "[{{tv_sec={}, tv_nsec={}}}, {{tv_sec={}, tv_nsec={}}}]",
-                    a as i64, an as i64, m as i64, mn as i64
+                    "[{}, {}]",
+                    utime_text(a as i64, an as i64),
+                    utime_text(m as i64, mn as i64)
                 )),
                 _ => None,
             },
             _ => None,
         };
         decoded.unwrap_or_else(|| self.quote(d, len))
+    }
+
+    /// Directory entries (`getdents64`'s `linux_dirent64` records, or
+    /// `getdents`' `linux_dirent` when not `is64`), as strace shows them:
+    /// at most `max_string` entries, then `...` and how many there were;
+    /// names whole, as paths are. A record that does not fit the bytes
+    /// captured ends the list with `...`.
+    fn dirents_text(&self, is64: bool, d: &[u8], len: u64) -> String {
+        // Where the name starts: after d_type (64) or d_reclen (old).
+        let name_at = if is64 { 19 } else { 18 };
+        let mut items = Vec::new();
+        let (mut at, mut count) = (0, 0u64);
+        while at < d.len() {
+            let rec = &d[at..];
+            let reclen = match rec.get(16..18) {
+                Some(b) => usize::from(u16::from_le_bytes([b[0], b[1]])),
+                None => break,
+            };
+            if reclen <= name_at || reclen > rec.len() {
+                break;
+            }
+            count += 1;
+            at += reclen;
+            if items.len() >= self.opts.max_string {
+                continue;
+            }
+            let word = |o: usize| u64::from_le_bytes(rec[o..o + 8].try_into().expect("8 bytes"));
+            // The old record keeps d_type in its last byte, after the name.
+            let (names, kind) = if is64 {
+                (&rec[name_at..reclen], rec[18])
+            } else {
+                (&rec[name_at..reclen - 1], rec[reclen - 1])
+            };
+            let name = &names[..names.iter().position(|&b| b == 0).unwrap_or(names.len())];
+            let (ino, off) = (word(0), word(8));
+            let off = if is64 {
+                (off as i64).to_string()
+            } else {
+                off.to_string()
+            };
+            let kind = dirent_type_name(kind).map_or_else(|| kind.to_string(), str::to_string);
+            let name = self.path(name);
+            items.push(if is64 {
+                format!(
+                    "{{d_ino={ino}, d_off={off}, d_reclen={reclen}, d_type={kind}, d_name={name}}}"
+                )
+            } else {
+                format!(
+                    "{{d_ino={ino}, d_off={off}, d_reclen={reclen}, d_name={name}, d_type={kind}}}"
+                )
+            });
+        }
+        let whole = at == d.len() && d.len() as u64 >= len;
+        let cut = (count as usize) > items.len();
+        if cut || !whole {
+            items.push("...".into());
+        }
+        let mut s = format!("[{}]", items.join(", "));
+        if cut && whole {
+            let _ = write!(s, " /* {count} entries */");
+        }
+        s
     }
 
     /// One JSON object with every field of the record, buffer data in full
@@ -898,9 +978,187 @@ fn signal_text(n: i64) -> String {
     signal_name(n).map_or_else(|| n.to_string(), str::to_string)
 }
 
+/// The file-type bits of a mode (`S_IFMT`).
+const S_IFMT: u32 = 0o170000;
+
+/// Whether argument `idx` of `e` is the mode of a character or block
+/// device, whose device number then means something.
+fn device_mode(e: &SyscallEvent, idx: u8) -> bool {
+    e.args
+        .get(usize::from(idx))
+        .is_some_and(|&m| matches!(m as u32 & S_IFMT, 0o020000 | 0o060000))
+}
+
+/// Whether an argument of `kind` appears in the text line: as in strace,
+/// mknod's device number only for a device.
+fn shown_in_text(e: &SyscallEvent, kind: Kind) -> bool {
+    match kind {
+        Kind::Dev { mode } => device_mode(e, mode),
+        _ => true,
+    }
+}
+
+/// A number in hexadecimal as C's `%#x` prints it: `0`, `0x1f`.
+fn c_hex(v: u64) -> String {
+    if v == 0 {
+        "0".into()
+    } else {
+        format!("{v:#x}")
+    }
+}
+
+/// A device number as glibc splits it: `makedev(0x1, 0x3)`.
+fn makedev_text(dev: u64) -> String {
+    let major = (dev >> 8) as u32 & 0xfff | (dev >> 32) as u32 & !0xfff;
+    let minor = dev as u32 & 0xff | (dev >> 12) as u32 & !0xff;
+    format!("makedev({}, {})", c_hex(major.into()), c_hex(minor.into()))
+}
+
+/// A wait status as strace shows it: `{WIFEXITED(s) && WEXITSTATUS(s) ==
+/// 0}`, `{WIFSIGNALED(s) && WTERMSIG(s) == SIGKILL && WCOREDUMP(s)}`, with
+/// a ptrace event and any bits left over after the decoded part.
+fn wait_status_text(status: u32) -> String {
+    let low = status & 0x7f;
+    let (mut s, rest) = if status & 0xff == 0x7f {
+        let sig = (status >> 8) & 0xff;
+        (
+            format!(
+                "{{WIFSTOPPED(s) && WSTOPSIG(s) == {}{}}}",
+                signal_text((sig & 0x7f).into()),
+                if sig & 0x80 != 0 { " | 0x80" } else { "" }
+            ),
+            status & !0xffff,
+        )
+    } else if low != 0 && low != 0x7f {
+        (
+            format!(
+                "{{WIFSIGNALED(s) && WTERMSIG(s) == {}{}}}",
+                signal_text(low.into()),
+                if status & 0x80 != 0 {
+                    " && WCOREDUMP(s)"
+                } else {
+                    ""
+                }
+            ),
+            status & !0xff,
+        )
+    } else if low == 0 {
+        (
+            format!(
+                "{{WIFEXITED(s) && WEXITSTATUS(s) == {}}}",
+                (status >> 8) & 0xff
+            ),
+            status & !0xffff,
+        )
+    } else if status == 0xffff {
+        ("{WIFCONTINUED(s)}".to_string(), 0)
+    } else {
+        return format!("{status:#x}");
+    };
+    let event = rest >> 16;
+    if event != 0 {
+        match ptrace_event_name(event) {
+            Some(name) => {
+                let _ = write!(s, " | {name} << 16");
+            }
+            None => {
+                let _ = write!(s, " | {:#x}", event << 16);
+            }
+        }
+    }
+    if rest & 0xffff != 0 {
+        let _ = write!(s, " | {:#x}", rest & 0xffff);
+    }
+    s
+}
+
+/// `SIGCHLD`'s `CLD_EXITED`: `si_status` is an exit code, not a signal.
+const CLD_EXITED: i32 = 1;
+
+/// The `siginfo_t` waitid fills, as strace shows it: `{si_signo=SIGCHLD,
+/// si_code=CLD_EXITED, si_pid=42, si_uid=0, si_status=0}`, or `{}` when
+/// no child changed state (`WNOHANG`). waitid sets no other field.
+fn siginfo_text(d: &[u8]) -> Option<String> {
+    let int = |o: usize| {
+        d.get(o..o + 4)
+            .map(|b| i32::from_le_bytes(b.try_into().expect("4 bytes")))
+    };
+    let (signo, code) = (int(0)?, int(8)?);
+    if signo == 0 {
+        return Some("{}".into());
+    }
+    let name = signal_text(signo.into());
+    if name != "SIGCHLD" {
+        return Some(format!("{{si_signo={name}, si_code={code}, ...}}"));
+    }
+    let status = int(24)?;
+    Some(format!(
+        "{{si_signo={name}, si_code={}, si_pid={}, si_uid={}, si_status={}}}",
+        sigchld_code_name(code).map_or_else(|| code.to_string(), str::to_string),
+        int(16)?,
+        int(20)? as u32,
+        if code == CLD_EXITED {
+            status.to_string()
+        } else {
+            signal_text(status.into())
+        }
+    ))
+}
+
+/// `struct clone_args` (clone3), the fields its `size` covers:
+/// `{flags=CLONE_VM|CLONE_VFORK, pidfd=NULL, ..., exit_signal=SIGCHLD,
+/// stack=0x7f.., stack_size=0x9000, tls=NULL}`; `...` for bytes beyond
+/// the fields known or not captured.
+fn clone_args_text(d: &[u8], len: u64) -> Option<String> {
+    let word = |i: usize| {
+        d.get(i * 8..i * 8 + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    };
+    let decimal = |v: u64| v.to_string();
+    let signal = |v: u64| signal_text(v as i64);
+    let fields: [(&str, &dyn Fn(u64) -> String); 10] = [
+        ("pidfd", &hex_or_null),
+        ("child_tid", &hex_or_null),
+        ("parent_tid", &hex_or_null),
+        ("exit_signal", &signal),
+        ("stack", &hex_or_null),
+        ("stack_size", &c_hex),
+        ("tls", &hex_or_null),
+        ("set_tid", &hex_or_null),
+        ("set_tid_size", &decimal),
+        ("cgroup", &decimal),
+    ];
+    let mut s = format!("{{flags={}", FlagSet::Clone3.decode(word(0)?));
+    for (i, (name, show)) in fields.iter().enumerate() {
+        let Some(v) = word(i + 1) else { break };
+        let _ = write!(s, ", {name}={}", show(v));
+    }
+    if d.len() > 8 * (fields.len() + 1) || !d.len().is_multiple_of(8) || (d.len() as u64) < len {
+        s.push_str(", ...");
+    }
+    s.push('}');
+    Some(s)
+}
+
+/// `UTIME_NOW` and `UTIME_OMIT`: a `tv_nsec` that sets a time to now, or
+/// leaves it.
+const UTIME_NOW: i64 = (1 << 30) - 1;
+/// See [`UTIME_NOW`].
+const UTIME_OMIT: i64 = (1 << 30) - 2;
+
+/// One time of utimensat: strace shows the special `tv_nsec` values
+/// alone, since the kernel ignores `tv_sec` with them.
+fn utime_text(sec: i64, nsec: i64) -> String {
+    match nsec {
+        UTIME_NOW => "UTIME_NOW".into(),
+        UTIME_OMIT => "UTIME_OMIT".into(),
+        _ => format!("{{tv_sec={sec}, tv_nsec={nsec}}}"),
+    }
+}
+
 /// `S_IFREG|0644`.
 fn mode_text(mode: u32) -> String {
-    let ty = match mode & 0o170000 {
+    let ty = match mode & S_IFMT {
         0o140000 => "S_IFSOCK|",
         0o120000 => "S_IFLNK|",
         0o100000 => "S_IFREG|",
@@ -1083,6 +1341,319 @@ mod tests {
         };
         assert_eq!(line(&start(11)), "=== thread 11 of process 10 created ===");
         assert!(line(&start(10)).starts_with(r#"=== process 10 created: exe "/bin/x""#));
+    }
+
+    /// One `linux_dirent64` record (`is64`) or `linux_dirent` record,
+    /// padded to 8 bytes as the kernel lays them out.
+    fn dirent(is64: bool, ino: u64, off: u64, kind: u8, name: &str) -> Vec<u8> {
+        let head = if is64 { 19 } else { 18 };
+        let reclen = (head + name.len() + 1 + usize::from(!is64)).next_multiple_of(8);
+        let mut r = vec![0u8; reclen];
+        r[0..8].copy_from_slice(&ino.to_le_bytes());
+        r[8..16].copy_from_slice(&off.to_le_bytes());
+        r[16..18].copy_from_slice(&(reclen as u16).to_le_bytes());
+        r[head..head + name.len()].copy_from_slice(name.as_bytes());
+        if is64 {
+            r[18] = kind;
+        } else {
+            r[reclen - 1] = kind;
+        }
+        r
+    }
+
+    /// Directory entries show as strace shows them, at most `-s` of them
+    /// (then `...` and the count); before, as the buffer's first bytes.
+    #[test]
+    fn directory_entries_are_decoded() {
+        let mut d = dirent(true, 2, 1, 4, ".");
+        d.extend(dirent(true, 7, 2, 8, "a \"name\""));
+        d.extend(dirent(true, 9, i64::MAX as u64, 1, "fifo"));
+        let getdents64 = |d: &[u8]| {
+            let n = d.len() as u64;
+            line(&call(
+                217,
+                [3, 0x1000, 32768, 0, 0, 0],
+                n as i64,
+                false,
+                vec![cap(1, Role::Exit, d)],
+            ))
+        };
+        assert_eq!(
+            getdents64(&d),
+            "getdents64(3, [{d_ino=2, d_off=1, d_reclen=24, d_type=DT_DIR, d_name=\".\"}, \
+             {d_ino=7, d_off=2, d_reclen=32, d_type=DT_REG, d_name=\"a \\\"name\\\"\"}, \
+             {d_ino=9, d_off=9223372036854775807, d_reclen=24, d_type=DT_FIFO, d_name=\"fifo\"}], \
+             32768) = 80 <0.000012>"
+        );
+        assert_eq!(getdents64(&[]), "getdents64(3, [], 32768) = 0 <0.000012>");
+        // More than `-s` (8 here): eight shown, then how many there were.
+        let many: Vec<u8> = (0..10u64)
+            .flat_map(|i| dirent(true, i, i + 1, 8, &format!("file-{i}-with-a-long-name")))
+            .collect();
+        let text = getdents64(&many);
+        assert!(
+            text.starts_with("getdents64(3, [{d_ino=0, d_off=1, d_reclen=48, d_type=DT_REG, d_name=\"file-0-with-a-long-name\"}, "),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("{d_ino=7, d_off=8, d_reclen=48, d_type=DT_REG, d_name=\"file-7-with-a-long-name\"}, ...] /* 10 entries */, 32768) = 480 <0.000012>"),
+            "{text}"
+        );
+        // A record the capture cut short ends the list.
+        let cut = &d[..40];
+        let text = line(&call(
+            217,
+            [3, 0x1000, 32768, 0, 0, 0],
+            80,
+            false,
+            vec![Capture {
+                len: 80,
+                ..cap(1, Role::Exit, cut)
+            }],
+        ));
+        assert_eq!(
+            text,
+            "getdents64(3, [{d_ino=2, d_off=1, d_reclen=24, d_type=DT_DIR, d_name=\".\"}, ...], 32768) = 80 <0.000012>"
+        );
+        // The old record: d_type in its last byte, after the name.
+        let mut old = dirent(false, 5, 10, 4, "..");
+        old.extend(dirent(false, 6, 20, 10, "link"));
+        let n = old.len() as i64;
+        assert_eq!(
+            line(&call(78, [3, 0x1000, 4096, 0, 0, 0], n, false, vec![cap(1, Role::Exit, &old)])),
+            "getdents(3, [{d_ino=5, d_off=10, d_reclen=24, d_name=\"..\", d_type=DT_DIR}, \
+             {d_ino=6, d_off=20, d_reclen=24, d_name=\"link\", d_type=DT_LNK}], 4096) = 48 <0.000012>"
+        );
+    }
+
+    /// `struct clone_args` shows its fields, as many as its size covers;
+    /// before, as raw bytes.
+    #[test]
+    fn clone3_arguments_are_decoded() {
+        let args =
+            |words: &[u64]| -> Vec<u8> { words.iter().flat_map(|w| w.to_le_bytes()).collect() };
+        let clone3 = |d: &[u8]| {
+            line(&call(
+                435,
+                [0x1000, d.len() as u64, 0, 0, 0, 0],
+                42,
+                false,
+                vec![cap(0, Role::Entry, d)],
+            ))
+        };
+        // posix_spawn's: CLONE_VM|CLONE_VFORK, SIGCHLD, its own stack.
+        let spawn = args(&[0x4100, 0, 0, 0, 17, 0x7f00_0000_0000, 0x9000, 0, 0, 0, 0]);
+        assert_eq!(
+            clone3(&spawn),
+            "clone3({flags=CLONE_VM|CLONE_VFORK, pidfd=NULL, child_tid=NULL, parent_tid=NULL, \
+             exit_signal=SIGCHLD, stack=0x7f0000000000, stack_size=0x9000, tls=NULL, \
+             set_tid=NULL, set_tid_size=0, cgroup=0}, 88) = 42 <0.000012>"
+        );
+        // The first version's 64 bytes; flags clone has no room for.
+        let v0 = args(&[0x1_0000_1080, 0x7ffc_0000_0010, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(
+            clone3(&v0),
+            "clone3({flags=CLONE_NEWTIME|CLONE_PIDFD|CLONE_CLEAR_SIGHAND, pidfd=0x7ffc00000010, \
+             child_tid=NULL, parent_tid=NULL, exit_signal=0, stack=NULL, stack_size=0, \
+             tls=NULL}, 64) = 42 <0.000012>"
+        );
+        // Fields a later kernel added: shown as `...`.
+        let mut later = spawn.clone();
+        later.extend([0u8; 8]);
+        assert!(
+            clone3(&later).contains("cgroup=0, ...}, 96) = 42"),
+            "{}",
+            clone3(&later)
+        );
+    }
+
+    /// wait4's status and waitid's `siginfo_t` read as strace shows them;
+    /// before, `[0]` and a pointer.
+    #[test]
+    fn wait_statuses_are_decoded() {
+        let wait4 = |status: u32| {
+            line(&call(
+                61,
+                [u64::MAX, 0x1000, 0, 0, 0, 0],
+                42,
+                false,
+                vec![cap(1, Role::Exit, &status.to_le_bytes())],
+            ))
+        };
+        assert_eq!(
+            wait4(0),
+            "wait4(-1, [{WIFEXITED(s) && WEXITSTATUS(s) == 0}], 0, NULL) = 42 <0.000012>"
+        );
+        assert_eq!(
+            wait4(3 << 8),
+            "wait4(-1, [{WIFEXITED(s) && WEXITSTATUS(s) == 3}], 0, NULL) = 42 <0.000012>"
+        );
+        assert_eq!(
+            wait4(9),
+            "wait4(-1, [{WIFSIGNALED(s) && WTERMSIG(s) == SIGKILL}], 0, NULL) = 42 <0.000012>"
+        );
+        assert_eq!(
+            wait4(0x80 | 11),
+            "wait4(-1, [{WIFSIGNALED(s) && WTERMSIG(s) == SIGSEGV && WCOREDUMP(s)}], 0, NULL) = 42 <0.000012>"
+        );
+        assert_eq!(
+            wait4(19 << 8 | 0x7f),
+            "wait4(-1, [{WIFSTOPPED(s) && WSTOPSIG(s) == SIGSTOP}], 0, NULL) = 42 <0.000012>"
+        );
+        assert_eq!(
+            wait4(4 << 16 | 5 << 8 | 0x7f),
+            "wait4(-1, [{WIFSTOPPED(s) && WSTOPSIG(s) == SIGTRAP} | PTRACE_EVENT_EXEC << 16], 0, NULL) = 42 <0.000012>"
+        );
+        assert_eq!(
+            wait4(0xffff),
+            "wait4(-1, [{WIFCONTINUED(s)}], 0, NULL) = 42 <0.000012>"
+        );
+        let mut si = [0u8; 128];
+        let waitid = |si: &[u8]| {
+            line(&call(
+                247,
+                [1, 42, 0x1000, 4, 0, 0],
+                0,
+                false,
+                vec![cap(2, Role::Exit, si)],
+            ))
+        };
+        assert_eq!(
+            waitid(&si),
+            "waitid(1, 42, {}, WEXITED, NULL) = 0 <0.000012>"
+        );
+        for (o, v) in [(0, 17i32), (8, 1), (16, 42), (20, 1000), (24, 5)] {
+            si[o..o + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        assert_eq!(
+            waitid(&si),
+            "waitid(1, 42, {si_signo=SIGCHLD, si_code=CLD_EXITED, si_pid=42, si_uid=1000, si_status=5}, \
+             WEXITED, NULL) = 0 <0.000012>"
+        );
+        si[8..12].copy_from_slice(&5i32.to_le_bytes());
+        si[24..28].copy_from_slice(&19i32.to_le_bytes());
+        assert_eq!(
+            waitid(&si),
+            "waitid(1, 42, {si_signo=SIGCHLD, si_code=CLD_STOPPED, si_pid=42, si_uid=1000, si_status=SIGSTOP}, \
+             WEXITED, NULL) = 0 <0.000012>"
+        );
+    }
+
+    /// utimensat's special `tv_nsec` values show by name, alone, as in
+    /// strace; before, as 1073741823 and 1073741822.
+    #[test]
+    fn utime_now_and_omit_are_named() {
+        let times = |a: [i64; 4]| -> Vec<u8> { a.iter().flat_map(|w| w.to_le_bytes()).collect() };
+        let utimensat = |d: &[u8]| {
+            line(&call(
+                280,
+                [0, 0, 0x1000, 0, 0, 0],
+                0,
+                false,
+                vec![cap(2, Role::Entry, d)],
+            ))
+        };
+        assert_eq!(
+            utimensat(&times([0, (1 << 30) - 1, 0, (1 << 30) - 2])),
+            "utimensat(0, NULL, [UTIME_NOW, UTIME_OMIT], 0) = 0 <0.000012>"
+        );
+        assert_eq!(
+            utimensat(&times([0, (1 << 30) - 2, 1_600_000_000, 5])),
+            "utimensat(0, NULL, [UTIME_OMIT, {tv_sec=1600000000, tv_nsec=5}], 0) = 0 <0.000012>"
+        );
+    }
+
+    /// mknod's mode names the file type, and a device node's number shows
+    /// as `makedev`; a FIFO's, which the kernel ignores, not at all (as in
+    /// strace). Before: `0o10644, 0` and `0o20600, 0x103`.
+    #[test]
+    fn mknod_modes_and_devices() {
+        let mknodat = |mode: u64, dev: u64| {
+            line(&call(
+                259,
+                [(-100i64) as u64, 0x1000, mode, dev, 0, 0],
+                0,
+                false,
+                vec![cap(1, Role::Entry, b"n")],
+            ))
+        };
+        assert_eq!(
+            mknodat(0o10644, 0),
+            r#"mknodat(AT_FDCWD, "n", S_IFIFO|0644) = 0 <0.000012>"#
+        );
+        assert_eq!(
+            mknodat(0o20600, 0x103),
+            r#"mknodat(AT_FDCWD, "n", S_IFCHR|0600, makedev(0x1, 0x3)) = 0 <0.000012>"#
+        );
+        assert_eq!(
+            mknodat(0o60660, 0x700),
+            r#"mknodat(AT_FDCWD, "n", S_IFBLK|0660, makedev(0x7, 0)) = 0 <0.000012>"#
+        );
+        // A minor above 255: its high bits sit above the major's.
+        assert_eq!(
+            mknodat(0o60660, 0x1001_0305),
+            r#"mknodat(AT_FDCWD, "n", S_IFBLK|0660, makedev(0x103, 0x10005)) = 0 <0.000012>"#
+        );
+        assert_eq!(
+            mknodat(0o140755, 0),
+            r#"mknodat(AT_FDCWD, "n", S_IFSOCK|0755) = 0 <0.000012>"#
+        );
+        assert_eq!(
+            mknodat(0o100644, 0),
+            r#"mknodat(AT_FDCWD, "n", S_IFREG|0644) = 0 <0.000012>"#
+        );
+        // No type: a regular file, the mode as before.
+        assert_eq!(
+            line(&call(
+                133,
+                [0x1000, 0o644, 0, 0, 0, 0],
+                0,
+                false,
+                vec![cap(0, Role::Entry, b"n")]
+            )),
+            r#"mknod("n", 0o644) = 0 <0.000012>"#
+        );
+        assert_eq!(
+            line(&call(
+                133,
+                [0x1000, 0o20644, 0x503, 0, 0, 0],
+                0,
+                false,
+                vec![cap(0, Role::Entry, b"n")]
+            )),
+            r#"mknod("n", S_IFCHR|0644, makedev(0x5, 0x3)) = 0 <0.000012>"#
+        );
+    }
+
+    /// The JSON form keeps the raw bytes of the decoded structures, with
+    /// the decoded text as the argument.
+    #[test]
+    fn json_keeps_the_raw_bytes_of_decoded_structures() {
+        let d = dirent(true, 2, 1, 4, ".");
+        let r = call(
+            217,
+            [3, 0x1000, 32768, 0, 0, 0],
+            24,
+            false,
+            vec![cap(1, Role::Exit, &d)],
+        );
+        let v = Renderer::new(TextOptions::default(), ClockAnchor::default()).json(&r);
+        assert_eq!(
+            v["args"]["dirp"],
+            r#"[{d_ino=2, d_off=1, d_reclen=24, d_type=DT_DIR, d_name="."}]"#
+        );
+        assert_eq!(v["captures"][0]["data_hex"], hex(&d));
+        let m = call(
+            259,
+            [(-100i64) as u64, 0x1000, 0o20600, 0x103, 0, 0],
+            0,
+            false,
+            vec![cap(1, Role::Entry, b"n")],
+        );
+        let v = Renderer::new(TextOptions::default(), ClockAnchor::default()).json(&m);
+        assert_eq!(v["args"]["mode"], "S_IFCHR|0600");
+        assert_eq!(v["args"]["dev"], "makedev(0x1, 0x3)");
+        assert_eq!(v["raw_args"][3], 0x103);
     }
 
     #[test]

@@ -198,6 +198,51 @@ pub fn signal_name(n: i64) -> Option<&'static str> {
         .filter(|s| !s.is_empty())
 }
 
+/// The `DT_*` name of a directory entry's type (`DT_REG`).
+pub(crate) fn dirent_type_name(t: u8) -> Option<&'static str> {
+    Some(match t {
+        0 => "DT_UNKNOWN",
+        1 => "DT_FIFO",
+        2 => "DT_CHR",
+        4 => "DT_DIR",
+        6 => "DT_BLK",
+        8 => "DT_REG",
+        10 => "DT_LNK",
+        12 => "DT_SOCK",
+        14 => "DT_WHT",
+        _ => return None,
+    })
+}
+
+/// The `PTRACE_EVENT_*` name of the event a tracer's wait status carries
+/// in its bits 16 and up.
+pub(crate) fn ptrace_event_name(event: u32) -> Option<&'static str> {
+    Some(match event {
+        1 => "PTRACE_EVENT_FORK",
+        2 => "PTRACE_EVENT_VFORK",
+        3 => "PTRACE_EVENT_CLONE",
+        4 => "PTRACE_EVENT_EXEC",
+        5 => "PTRACE_EVENT_VFORK_DONE",
+        6 => "PTRACE_EVENT_EXIT",
+        7 => "PTRACE_EVENT_SECCOMP",
+        128 => "PTRACE_EVENT_STOP",
+        _ => return None,
+    })
+}
+
+/// The `CLD_*` name of a `SIGCHLD` `si_code` (`CLD_EXITED`).
+pub(crate) fn sigchld_code_name(code: i32) -> Option<&'static str> {
+    Some(match code {
+        1 => "CLD_EXITED",
+        2 => "CLD_KILLED",
+        3 => "CLD_DUMPED",
+        4 => "CLD_TRAPPED",
+        5 => "CLD_STOPPED",
+        6 => "CLD_CONTINUED",
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

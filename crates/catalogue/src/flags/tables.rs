@@ -13,6 +13,7 @@ pub(super) fn table(set: FlagSet) -> &'static FlagTable {
         FlagSet::Map => &MAP,
         FlagSet::Whence => &WHENCE,
         FlagSet::Clone => &CLONE,
+        FlagSet::Clone3 => &CLONE3,
         FlagSet::Fcntl => &FCNTL,
         FlagSet::Flock => &FLOCK,
         FlagSet::Falloc => &FALLOC,
@@ -163,38 +164,58 @@ static WHENCE: FlagTable = values(
     ],
 );
 
+/// The `CLONE_*` bits clone and clone3 share.
+const CLONE_BITS: [(u64, &str); 24] = [
+    (0x100, "CLONE_VM"),
+    (0x200, "CLONE_FS"),
+    (0x400, "CLONE_FILES"),
+    (0x800, "CLONE_SIGHAND"),
+    (0x1000, "CLONE_PIDFD"),
+    (0x2000, "CLONE_PTRACE"),
+    (0x4000, "CLONE_VFORK"),
+    (0x8000, "CLONE_PARENT"),
+    (0x10000, "CLONE_THREAD"),
+    (0x20000, "CLONE_NEWNS"),
+    (0x40000, "CLONE_SYSVSEM"),
+    (0x80000, "CLONE_SETTLS"),
+    (0x100000, "CLONE_PARENT_SETTID"),
+    (0x200000, "CLONE_CHILD_CLEARTID"),
+    (0x400000, "CLONE_DETACHED"),
+    (0x800000, "CLONE_UNTRACED"),
+    (0x1000000, "CLONE_CHILD_SETTID"),
+    (0x2000000, "CLONE_NEWCGROUP"),
+    (0x4000000, "CLONE_NEWUTS"),
+    (0x8000000, "CLONE_NEWIPC"),
+    (0x10000000, "CLONE_NEWUSER"),
+    (0x20000000, "CLONE_NEWPID"),
+    (0x40000000, "CLONE_NEWNET"),
+    (0x80000000, "CLONE_IO"),
+];
+
 /// The low byte of clone flags is the signal sent to the parent on exit.
 static CLONE: FlagTable = FlagTable {
     name: "clone",
     enumerated: false,
     low: Some((0xff, &[(0, "0"), (17, "SIGCHLD")])),
-    entries: &[
-        (0x100, "CLONE_VM"),
-        (0x200, "CLONE_FS"),
-        (0x400, "CLONE_FILES"),
-        (0x800, "CLONE_SIGHAND"),
-        (0x1000, "CLONE_PIDFD"),
-        (0x2000, "CLONE_PTRACE"),
-        (0x4000, "CLONE_VFORK"),
-        (0x8000, "CLONE_PARENT"),
-        (0x10000, "CLONE_THREAD"),
-        (0x20000, "CLONE_NEWNS"),
-        (0x40000, "CLONE_SYSVSEM"),
-        (0x80000, "CLONE_SETTLS"),
-        (0x100000, "CLONE_PARENT_SETTID"),
-        (0x200000, "CLONE_CHILD_CLEARTID"),
-        (0x400000, "CLONE_DETACHED"),
-        (0x800000, "CLONE_UNTRACED"),
-        (0x1000000, "CLONE_CHILD_SETTID"),
-        (0x2000000, "CLONE_NEWCGROUP"),
-        (0x4000000, "CLONE_NEWUTS"),
-        (0x8000000, "CLONE_NEWIPC"),
-        (0x10000000, "CLONE_NEWUSER"),
-        (0x20000000, "CLONE_NEWPID"),
-        (0x40000000, "CLONE_NEWNET"),
-        (0x80000000, "CLONE_IO"),
-    ],
+    entries: &CLONE_BITS,
 };
+
+/// clone3's flags: [`CLONE_BITS`], `CLONE_NEWTIME` in the byte clone
+/// keeps for the exit signal, and the bits above 32.
+const CLONE3_BITS: [(u64, &str); 27] = {
+    let mut all = [(0x80, "CLONE_NEWTIME"); 27];
+    let mut i = 0;
+    while i < CLONE_BITS.len() {
+        all[i + 1] = CLONE_BITS[i];
+        i += 1;
+    }
+    all[25] = (0x1_0000_0000, "CLONE_CLEAR_SIGHAND");
+    all[26] = (0x2_0000_0000, "CLONE_INTO_CGROUP");
+    all
+};
+
+/// See [`CLONE3_BITS`].
+static CLONE3: FlagTable = bits("clone3", &CLONE3_BITS);
 
 static FCNTL: FlagTable = values(
     "fcntl",
