@@ -443,6 +443,12 @@ fn notes(s: &RecordSummary) -> Vec<String> {
             "shared writable mappings",
             "open when their process ended with no capture of them (its last thread called exit; stores after their last msync not captured)",
         ),
+        (
+            s.mappings_unlisted,
+            "exit or exec",
+            "exits or execs",
+            "whose mappings could not be listed (address space busy): stores through shared mappings they held may be missing",
+        ),
         (s.captures.unreadable, "capture", "captures", "unreadable"),
         (
             s.captures.refused,
@@ -607,5 +613,32 @@ mod tests {
         assert_eq!(parse_ring_size("2G"), Ok(1 << 31));
         assert!(parse_ring_size("3G").is_err());
         assert_eq!(parse_data("max=4k"), Ok(DataPolicy::Max(4096)));
+    }
+
+    /// An exit or exec whose mappings the eBPF side could not list is not
+    /// a shared mapping known to be lost: before, it was counted as one,
+    /// and the line said so for processes that had none.
+    #[test]
+    fn unlisted_mappings_are_not_called_lost_mappings() {
+        let s = RecordSummary {
+            mappings_unlisted: 2,
+            ..RecordSummary::default()
+        };
+        let line = summary_line(Path::new("t.rtr"), &s, 10, 0, 0);
+        assert!(
+            line.contains("; 2 exits or execs whose mappings could not be listed (address space busy): stores through shared mappings they held may be missing"),
+            "{line}"
+        );
+        assert!(!line.contains("shared writable mapping"), "{line}");
+        let s = RecordSummary {
+            mappings_at_exit: 1,
+            ..RecordSummary::default()
+        };
+        let line = summary_line(Path::new("t.rtr"), &s, 10, 0, 0);
+        assert!(
+            line.contains("; 1 shared writable mapping open when"),
+            "{line}"
+        );
+        assert!(!line.contains("could not be listed"), "{line}");
     }
 }

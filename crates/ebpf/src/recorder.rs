@@ -1273,8 +1273,11 @@ impl<'s> Recorder<'s, '_, '_> {
                 self.summary.backpressure_stops += at(2);
                 before_attach += at(3);
                 untracked += at(4);
-                // Each at least one mapping whose last stores may be lost.
-                self.summary.mappings_at_exit += at(5);
+                // Exits and execs whose mappings could not be listed: not
+                // mappings known to be lost (most processes have none), so
+                // not counted with them. A mapping the process was seen to
+                // make is counted there anyway, as no capture of it came.
+                self.summary.mappings_unlisted += at(5);
                 // io_uring reads with no room to be remembered: their
                 // data captures are missing.
                 self.summary.captures.unreadable += at(6);

@@ -458,8 +458,9 @@ macro_rules! parity {
 // with the default back end and replays them.
 // uring_edges is this crate's: a forked child using its parent's ring, a
 // registered ring descriptor, a ring polled by a kernel thread. So is
-// leader_exit: a leader thread that ends before the process does. And
-// sigpipe: a signal the kernel sends with no siginfo.
+// leader_exit: a leader thread that ends before the process does, and
+// leader_exec: one that ends before another thread execs and becomes the
+// leader. And sigpipe: a signal the kernel sends with no siginfo.
 parity!(
     files,
     dirs,
@@ -474,5 +475,6 @@ parity!(
     uring,
     uring_edges,
     leader_exit,
+    leader_exec,
     sigpipe
 );

@@ -237,6 +237,14 @@ pub struct RecordSummary {
     /// exited or exec'd: stores through them after their last `msync` or
     /// `munmap` reached the file without the trace seeing them.
     pub mappings_at_exit: u64,
+    /// eBPF: exits and execs whose mappings the kernel side could not list
+    /// (the address space's lock was held, and a BPF program cannot wait
+    /// for it). Kept apart from [`mappings_at_exit`](Self::mappings_at_exit)
+    /// because most such processes held no shared writable mapping at all:
+    /// stores through one they held may be missing, nothing more is known.
+    /// A mapping the recorder saw made is counted in `mappings_at_exit` as
+    /// well, since no capture of it was made.
+    pub mappings_unlisted: u64,
     /// eBPF: times a process was stopped for the recorder to catch up
     /// (each can show the program an `EINTR`; see docs/ARCHITECTURE.md).
     pub backpressure_stops: u64,

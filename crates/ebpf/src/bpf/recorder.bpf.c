@@ -2058,6 +2058,15 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	if (!is_traced(p->tgid))
 		return 0;
 	uring_forget(p->tgid);
+	/* A thread other than the leader exec'd and is the leader now. The
+	 * old leader, if it had ended before, left its mark in `leader_gone`:
+	 * its end is no longer the process's (ptrace never reports it; the
+	 * exec supersedes it), and the mark would make the new leader's exit
+	 * go out at once, and the process's real end never. */
+	if (old_pid != p->pid) {
+		__u32 tgid = p->tgid;
+		bpf_map_delete_elem(&leader_gone, &tgid);
+	}
 	struct rec_exec *r = reserve_record(sizeof(*r));
 	if (!r)
 		return 0;

@@ -173,7 +173,9 @@ struct counters {
 	__u64 stops;           /* back-pressure stops requested               */
 	__u64 before_attach;   /* exits of calls entered before tracing began */
 	__u64 untracked;       /* processes forked while `traced` was full    */
-	__u64 maps_unlisted;   /* exits whose mappings could not be listed   */
+	__u64 maps_unlisted;   /* exits and execs whose mappings could not be
+	                        * listed (address space lock busy): not
+	                        * mappings known to be lost                 */
 	__u64 uring_unkept;    /* io_uring reads the table had no room for:
 	                        * their data captures are missing            */
 	__u64 reflex_stops;    /* wrappers that stopped with their child,
