@@ -2475,6 +2475,38 @@ fn fio_libaio_engine_replays_clean() {
     }
 }
 
+/// A completion reaped by a call that blocked while the submitting thread
+/// did a second or more of other calls first (MariaDB's InnoDB reaper):
+/// replay starts the reaping call at once, and gave up waiting for the
+/// submission after 1 s, leaving the completion unverified with a message
+/// saying its submission was never captured. Now it waits while replay
+/// moves on.
+#[test]
+fn a_completion_waits_for_a_submission_as_long_as_replay_moves_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = program(tmp.path(), "uring_late_submit");
+    // Enough synced writes for replay to spend well over a second on them
+    // on this machine's disk (about 0.2 ms each).
+    let n = "12000";
+    for backend in ["ptrace", "ebpf"] {
+        let work = work_for(tmp.path(), backend);
+        let trace = record_with(tmp.path(), &work, backend, &[exe.to_str().unwrap(), n]);
+        assert_eq!(
+            std::fs::read_to_string(work.join("reaped")).unwrap(),
+            "user_data=42 res=4096\n",
+            "{backend}"
+        );
+        let err = replay_clean(tmp.path(), &trace, &[]);
+        assert!(!err.contains("io_uring completions"), "{backend}: {err}");
+        same_files(
+            &under(&tmp.path().join("root"), &work),
+            &work,
+            &["out.dat", "reaped"],
+            backend,
+        );
+    }
+}
+
 /// fio's io_uring engine: its requests live in rings shared with the
 /// kernel, which the recorder reads at each `io_uring_enter`; replay
 /// submits them to a ring of its own and the file comes out the same.

@@ -649,6 +649,8 @@ pub fn replay(
         }
         None => None,
     };
+    let order = Order::new(opts.order, first_seq);
+    let rings = uring::Registry::following(order.finished());
     let shared = Shared {
         root,
         opts,
@@ -657,7 +659,7 @@ pub fn replay(
             .options
             .get("output")
             .map(|p| p.as_bytes().to_vec()),
-        order: Order::new(opts.order, first_seq),
+        order,
         births: Mutex::default(),
         births_cv: Condvar::new(),
         latest: Mutex::default(),
@@ -673,7 +675,7 @@ pub fn replay(
         in_flight_cv: Condvar::new(),
         stalls: AtomicU64::new(0),
         overlap_timed_out: AtomicBool::new(false),
-        rings: uring::Registry::default(),
+        rings,
         snapshots: state::Snapshots::default(),
         live_maps: state::LiveMappings::default(),
         listings: state::ListingsInProgress::default(),
