@@ -56,6 +56,66 @@ pub struct CallInfo {
     /// The io_uring requests and completions parameters (`io_uring_enter`
     /// writes what it submits, reads what completes).
     pub uring: Option<(u8, u8)>,
+    /// The descriptor array of a call that registers resources with an
+    /// io_uring (`io_uring_register`): with `IORING_REGISTER_FILES`, the
+    /// files requests flagged `IOSQE_FIXED_FILE` name by index.
+    pub uring_files: Option<u8>,
+}
+
+/// Where asynchronous requests go and their completions come back: keys
+/// ([`Request`]) are only unique within one queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Queue {
+    /// A Linux AIO context (`io_submit`'s and `io_getevents`' first
+    /// argument).
+    Aio(u64),
+    /// An io_uring, by its descriptor.
+    Ring(i32),
+    /// An io_uring named by its index among the registered ring
+    /// descriptors (`IORING_ENTER_REGISTERED_RING`): which ring that is,
+    /// the trace does not tell (nor do recorders read its requests).
+    RegisteredRing,
+}
+
+/// Which open file an asynchronous request acts on: the call that
+/// submits it, and the one that sees it complete, are about that file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestFile {
+    /// None: an io_uring `NOP`, timeout, cancel or path-based request.
+    Nothing,
+    /// A descriptor.
+    Fd(i32),
+    /// An index into the io_uring's registered files (`IOSQE_FIXED_FILE`).
+    Registered(u32),
+    /// Not captured: the request's `iocb` could not be read.
+    Unknown,
+}
+
+/// What a call did with asynchronous requests, in order: the submissions
+/// and completions path attribution pairs by key, whichever calls (and
+/// threads) they come in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Request {
+    /// A request submitted: the key its completion will carry (the
+    /// `iocb` address for Linux AIO, `user_data` for io_uring) and the
+    /// file it acts on.
+    Submitted {
+        /// `iocb` address or `user_data`.
+        key: u64,
+        /// The file.
+        file: RequestFile,
+    },
+    /// A completion seen: its request's key, and whether the request is
+    /// over (a multishot io_uring request completes several times).
+    Completed {
+        /// `iocb` address or `user_data`.
+        key: u64,
+        /// No more completions will come for this request.
+        last: bool,
+    },
+    /// An `IORING_OP_FILES_UPDATE` request: the registered files change
+    /// in a way the trace does not show.
+    FilesUpdated,
 }
 
 /// The facts for `nr` (all unset for numbers the catalogue does not know).
@@ -95,6 +155,10 @@ fn derive(s: &catalogue::Syscall) -> CallInfo {
             Kind::IoEvents => c.aio = Some((i, Io::Read)),
             Kind::UringSubmit => c.uring = Some((i, c.uring.map_or(0, |u| u.1))),
             Kind::UringComplete => c.uring = Some((c.uring.map_or(0, |u| u.0), i)),
+            Kind::Struct {
+                ty: StructType::Fds,
+                ..
+            } if s.effect == Effect::UringRegister => c.uring_files = Some(i),
             _ => {}
         }
     }
@@ -201,27 +265,111 @@ pub fn transfers(e: &SyscallEvent, mut f: impl FnMut(Io, u64)) {
     }
 }
 
+/// The queue of a call that submits or reaps asynchronous requests (Linux
+/// AIO, io_uring), and its requests and completions in order; `None` for
+/// other calls. Submissions are the requests the call took (its return
+/// value), completions the events it reaped (Linux AIO) or the CQEs
+/// posted since the last call on the ring (io_uring, whoever consumes
+/// them).
+pub fn requests(e: &SyscallEvent) -> Option<(Queue, Vec<Request>)> {
+    let c = info(e.nr);
+    let done = e
+        .exit
+        .filter(|x| !x.is_error)
+        .map_or(0, |x| x.ret.max(0) as usize);
+    let mut out = Vec::new();
+    if let Some((submit, complete)) = c.uring {
+        // `io_uring_enter(fd, to_submit, min_complete, flags, ...)`.
+        if e.args[3] & uring::ENTER_REGISTERED_RING != 0 {
+            return Some((Queue::RegisteredRing, out));
+        }
+        for s in submitted_sqes(e, submit) {
+            out.push(match s.opcode {
+                uring::OP_FILES_UPDATE => Request::FilesUpdated,
+                _ => Request::Submitted {
+                    key: s.user_data,
+                    file: if !s.names_file() {
+                        RequestFile::Nothing
+                    } else if s.flags & uring::SQE_FIXED_FILE != 0 {
+                        RequestFile::Registered(s.fd as u32)
+                    } else {
+                        RequestFile::Fd(s.fd)
+                    },
+                },
+            });
+        }
+        let cqes = e.capture_elem(complete, Role::Exit, 0);
+        if let Some(cqes) = cqes.and_then(|c| c.data.as_deref()) {
+            out.extend(uring::Cqe::all(cqes).map(|c| Request::Completed {
+                key: c.user_data,
+                last: c.flags & uring::CQE_F_MORE == 0,
+            }));
+        }
+        return Some((Queue::Ring(e.args[0] as i32), out));
+    }
+    let (arg, io) = c.aio?;
+    let queue = Queue::Aio(e.args[0]);
+    let role = match io {
+        Io::Write => Role::Entry,
+        Io::Read => Role::Exit,
+    };
+    let Some(whole) = e.capture_elem(arg, role, 0).and_then(|c| c.data.as_deref()) else {
+        return Some((queue, out));
+    };
+    match io {
+        Io::Write => {
+            for (i, at) in aio::pointers(whole).enumerate().take(done) {
+                let cb = e
+                    .capture_elem(arg, Role::Entry, aio::elem(i as u64, 0))
+                    .and_then(|c| c.data.as_deref())
+                    .and_then(aio::Iocb::parse);
+                out.push(Request::Submitted {
+                    key: at,
+                    file: cb.map_or(RequestFile::Unknown, |cb| RequestFile::Fd(cb.fd)),
+                });
+            }
+        }
+        Io::Read => out.extend(aio::events(whole).take(done).map(|ev| Request::Completed {
+            key: ev.obj,
+            last: true,
+        })),
+    }
+    Some((queue, out))
+}
+
+/// The SQEs an `io_uring_enter` submitted: those captured, up to the
+/// number the kernel took (its return value).
+fn submitted_sqes(e: &SyscallEvent, submit: u8) -> impl Iterator<Item = uring::Sqe> + '_ {
+    let took = e
+        .exit
+        .filter(|x| !x.is_error)
+        .map_or(0, |x| x.ret.max(0) as usize);
+    let sqes = e
+        .capture_elem(submit, Role::Entry, 0)
+        .and_then(|c| c.data.as_deref())
+        .unwrap_or_default();
+    uring::Sqe::all(sqes).take(took)
+}
+
 /// [`transfers`] of an `io_uring_enter`: the write requests it submitted
 /// (their size asked) and the reads among the completions it saw (the
 /// bytes they brought in; a read whose completion the program took from
 /// the ring before any call saw it has no data captured and is missed).
 fn uring_transfers(e: &SyscallEvent, submit: u8, complete: u8, mut f: impl FnMut(Io, u64)) {
     let capture = |arg, role, elem| e.capture_elem(arg, role, elem);
-    if let Some(sqes) = capture(submit, Role::Entry, 0).and_then(|c| c.data.as_deref()) {
-        for (i, s) in uring::Sqe::all(sqes)
-            .enumerate()
-            .filter(|(_, s)| s.writes())
-        {
-            let bytes = if s.vectored() {
-                (1..=uring::IOV_MAX)
-                    .map_while(|j| capture(submit, Role::Entry, uring::elem(i as u64, j)))
-                    .map(|c| c.len)
-                    .sum()
-            } else {
-                u64::from(s.len)
-            };
-            f(Io::Write, bytes);
-        }
+    for (i, s) in submitted_sqes(e, submit)
+        .enumerate()
+        .filter(|(_, s)| s.writes())
+    {
+        let bytes = if s.vectored() {
+            (1..=uring::IOV_MAX)
+                .map_while(|j| capture(submit, Role::Entry, uring::elem(i as u64, j)))
+                .map(|c| c.len)
+                .sum()
+        } else {
+            u64::from(s.len)
+        };
+        f(Io::Write, bytes);
     }
     // Reads are the completions with data captures; their results, or
     // without buffer data (the CQE array, over 64 bytes, in a blob) the
@@ -369,6 +517,11 @@ mod tests {
             ],
         );
         assert_eq!(io_bytes(&enter), (12, 4096));
+        // Requests the kernel did not take (past its return value) moved
+        // nothing.
+        let mut took_none = enter.clone();
+        took_none.exit.as_mut().unwrap().ret = 0;
+        assert_eq!(io_bytes(&took_none), (12, 0));
         let mut each = Vec::new();
         transfers(&enter, |io, n| each.push((io, n)));
         assert_eq!(each, [(Io::Write, 4096), (Io::Read, 12)]);

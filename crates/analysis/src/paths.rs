@@ -18,23 +18,33 @@
 //!   relative path under a label is about none;
 //! - `close` forgets a descriptor; `chdir`/`fchdir` move the working
 //!   directory;
-//! - a Linux AIO `io_submit` is about the path of its requests'
-//!   descriptor, and the `io_getevents` that reaps them about the same
-//!   (requests are known by their `iocb` address); a call whose requests
-//!   name several paths is about none.
+//! - a call that submits asynchronous requests is about the path of the
+//!   files they act on, and a call that sees their completions about the
+//!   same: Linux AIO's `io_submit` and the `io_getevents` that reaps them
+//!   (requests known by their `iocb` address), io_uring's
+//!   `io_uring_enter` that submits SQEs and the one (maybe another
+//!   thread's) whose exit sees their CQEs (known by `user_data`, per
+//!   ring). An io_uring request names a descriptor, or with
+//!   `IOSQE_FIXED_FILE` an index into the files `IORING_REGISTER_FILES`
+//!   registered with the ring; requests that name no file (`NOP`,
+//!   timeouts) do not count. A call whose requests name several paths,
+//!   or a file the tracker does not know (a registered file replaced by
+//!   an update, a completion whose submission it never saw), is about
+//!   none; an `io_uring_enter` with no request on a file (a wait that
+//!   saw no completion) stays about its ring (`<io_uring_setup>`).
 //!
-//! Not followed: descriptors closed by `execve` (close-on-exec) or
-//! `close_range`, descriptors passed over sockets. A
-//! descriptor the tracker does not know is attributed to no path.
+//! Not followed: descriptors closed by `execve` (close-on-exec),
+//! `close_range` or io_uring requests, descriptors passed over sockets.
+//! A descriptor the tracker does not know is attributed to no path.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use reanimator_catalogue::{self as catalogue, aio};
+use reanimator_catalogue::{self as catalogue, uring};
 use reanimator_fsstate::join;
-use reanimator_trace::{ExitStatus, ProcessStart, Record, Role, SyscallEvent};
+use reanimator_trace::{CaptureStatus, ExitStatus, ProcessStart, Record, Role, SyscallEvent};
 
-use crate::calls;
+use crate::calls::{self, Queue, Request, RequestFile};
 
 /// A path, shared between the descriptor table and the records it is
 /// attributed to.
@@ -50,9 +60,34 @@ const F_DUPFD_CLOEXEC: u64 = 1030;
 struct Process {
     cwd: Option<PathName>,
     fds: HashMap<i32, PathName>,
-    /// Linux AIO requests submitted and not yet reaped, by `iocb` address:
-    /// the path of the descriptor each names.
-    aio: HashMap<u64, Option<PathName>>,
+    /// Asynchronous requests in flight and registered files, by queue
+    /// (Linux AIO context, io_uring descriptor).
+    queues: HashMap<Queue, Pending>,
+}
+
+/// What one queue's requests are about.
+#[derive(Debug, Default, Clone)]
+struct Pending {
+    /// Requests submitted and not yet completed, by key (`iocb` address,
+    /// `user_data`), in submission order: several in flight may share a
+    /// `user_data`, and complete in the order they were submitted as far
+    /// as attribution can tell.
+    requests: HashMap<u64, VecDeque<About>>,
+    /// The files registered with an io_uring (`IORING_REGISTER_FILES`),
+    /// by index: `None` when none were or an update changed them in a
+    /// way the trace does not show.
+    files: Option<Vec<Option<PathName>>>,
+}
+
+/// What one asynchronous request is about.
+#[derive(Debug, Clone, PartialEq)]
+enum About {
+    /// No file: it does not change which path its call is about.
+    Nothing,
+    /// A file the tracker does not know: its call is about no path.
+    Unknown,
+    /// The file opened with this path.
+    Path(PathName),
 }
 
 /// Follows descriptors and working directories to attribute calls to
@@ -135,8 +170,8 @@ impl PathTracker {
                         None => Some(rel.into()),
                     }
                 })
-        } else if let Some((arg, io)) = info.aio {
-            aio_path(proc, e, arg, io)
+        } else if let Some((queue, requests)) = calls::requests(e) {
+            queue_path(proc, queue, &requests)
         } else {
             info.fd.and_then(|i| proc.fds.get(&arg_fd(i)).cloned())
         };
@@ -156,6 +191,7 @@ impl PathTracker {
                 Some(t) => proc.fds.insert(fd, t),
                 None => proc.fds.remove(&fd),
             };
+            proc.queues.remove(&Queue::Ring(fd));
         }
         if let Some(i) = info.fd_pair {
             let pair = e
@@ -172,6 +208,10 @@ impl PathTracker {
         }
         if info.closes {
             proc.fds.remove(&arg_fd(0));
+            proc.queues.remove(&Queue::Ring(arg_fd(0)));
+        }
+        if let Some(i) = info.uring_files {
+            register_files(proc, e, i);
         }
         if info.fcntl && matches!(e.args[1], F_DUPFD | F_DUPFD_CLOEXEC) {
             let fd = x.ret as i32;
@@ -189,53 +229,109 @@ impl PathTracker {
     }
 }
 
-/// The one path the Linux AIO requests of `e` are about (see the module
-/// documentation); an `io_submit` remembers its requests' paths for the
-/// `io_getevents` that reaps them.
-fn aio_path(proc: &mut Process, e: &SyscallEvent, arg: u8, io: calls::Io) -> Option<PathName> {
-    let done = e
-        .exit
-        .filter(|x| !x.is_error)
-        .map_or(0, |x| x.ret.max(0) as usize);
-    let whole = e.capture_elem(
-        arg,
-        if io == calls::Io::Write {
-            Role::Entry
-        } else {
-            Role::Exit
-        },
-        0,
-    );
-    let whole = whole.and_then(|c| c.data.as_deref())?;
-    let mut paths = Vec::new();
-    match io {
-        calls::Io::Write => {
-            for (i, at) in aio::pointers(whole).enumerate().take(done) {
-                let path = e
-                    .capture_elem(arg, Role::Entry, aio::elem(i as u64, 0))
-                    .and_then(|c| c.data.as_deref())
-                    .and_then(aio::Iocb::parse)
-                    .and_then(|cb| proc.fds.get(&cb.fd).cloned());
-                proc.aio.insert(at, path.clone());
-                paths.push(path);
-            }
-        }
-        calls::Io::Read => {
-            for ev in aio::events(whole).take(done) {
-                paths.push(proc.aio.remove(&ev.obj).flatten());
-            }
-        }
+/// The one path the asynchronous requests a call submitted or saw
+/// complete are about (see the module documentation). Submissions are
+/// remembered for the completions, which may come in another call.
+fn queue_path(proc: &mut Process, queue: Queue, requests: &[Request]) -> Option<PathName> {
+    if queue == Queue::RegisteredRing {
+        return None;
     }
-    let first = paths.first()?.clone()?;
-    paths
-        .iter()
-        .all(|p| p.as_ref() == Some(&first))
-        .then_some(first)
+    let pending = proc.queues.entry(queue).or_default();
+    // `None`: no request on a file yet; `Some(None)`: no one path.
+    let mut path: Option<Option<PathName>> = None;
+    for r in requests {
+        let about = match *r {
+            Request::Submitted { key, file } => {
+                let about = match file {
+                    RequestFile::Nothing => About::Nothing,
+                    RequestFile::Unknown => About::Unknown,
+                    RequestFile::Fd(fd) => proc
+                        .fds
+                        .get(&fd)
+                        .cloned()
+                        .map_or(About::Unknown, About::Path),
+                    RequestFile::Registered(i) => pending
+                        .files
+                        .as_ref()
+                        .and_then(|f| f.get(i as usize).cloned().flatten())
+                        .map_or(About::Unknown, About::Path),
+                };
+                pending
+                    .requests
+                    .entry(key)
+                    .or_default()
+                    .push_back(about.clone());
+                about
+            }
+            Request::Completed { key, last } => {
+                let about = match pending.requests.get_mut(&key) {
+                    Some(q) if last => q.pop_front(),
+                    Some(q) => q.front().cloned(),
+                    None => None,
+                };
+                if pending.requests.get(&key).is_some_and(VecDeque::is_empty) {
+                    pending.requests.remove(&key);
+                }
+                about.unwrap_or(About::Unknown)
+            }
+            Request::FilesUpdated => {
+                pending.files = None;
+                About::Nothing
+            }
+        };
+        path = match (about, path) {
+            (About::Nothing, path) => path,
+            (About::Unknown, _) => Some(None),
+            (About::Path(p), None) => Some(Some(p)),
+            (About::Path(p), Some(Some(q))) if p == q => Some(Some(q)),
+            (About::Path(_), Some(_)) => Some(None),
+        };
+    }
+    match (path, queue) {
+        (Some(path), _) => path,
+        // No request on a file: a ring's call is about the ring.
+        (None, Queue::Ring(fd)) => proc.fds.get(&fd).cloned(),
+        (None, _) => None,
+    }
+}
+
+/// Follows the files `io_uring_register` registers with a ring, which
+/// requests flagged `IOSQE_FIXED_FILE` name by index: the array of
+/// `IORING_REGISTER_FILES` (argument `arg`); other changes to them
+/// (updates, `IORING_REGISTER_FILES2`) the trace does not show, and leave
+/// them unknown. Called for calls that succeeded.
+fn register_files(proc: &mut Process, e: &SyscallEvent, arg: u8) {
+    // `io_uring_register(fd, opcode, arg, nr_args)`.
+    let opcode = e.args[1];
+    if opcode & uring::REGISTER_USE_REGISTERED_RING != 0 {
+        return; // a ring by registered index: which one is unknown
+    }
+    let files = match opcode {
+        uring::REGISTER_FILES => e
+            .capture(arg, Role::Entry)
+            .filter(|c| c.status == CaptureStatus::Complete)
+            .and_then(|c| c.data.as_deref())
+            .map(|list| {
+                catalogue::gids(list)
+                    .map(|fd| proc.fds.get(&(fd as i32)).cloned())
+                    .collect()
+            }),
+        uring::UNREGISTER_FILES
+        | uring::REGISTER_FILES_UPDATE
+        | uring::REGISTER_FILES2
+        | uring::REGISTER_FILES_UPDATE2 => None,
+        _ => return,
+    };
+    proc.queues
+        .entry(Queue::Ring(e.args[0] as i32))
+        .or_default()
+        .files = files;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use reanimator_catalogue::aio;
     use reanimator_trace::{Capture, CaptureStatus, FdInfo, SyscallExit};
 
     fn call(nr: u32, args: [u64; 6], ret: i64, caps: Vec<Capture>) -> Record {
@@ -442,5 +538,206 @@ mod tests {
         assert_eq!(seen(&mut t, submit(&[0x100, 0x300], &[3, 4])), None);
         assert_eq!(seen(&mut t, reap(&[0x100, 0x300])), None);
         assert_eq!(seen(&mut t, reap(&[0x999])), None);
+    }
+
+    /// io_uring requests name their files only inside the SQEs; their
+    /// completions come in whichever call sees the CQEs, maybe another
+    /// thread's, and name only `user_data`.
+    #[test]
+    fn io_uring_calls_are_about_the_files_their_requests_name() {
+        let mut t = PathTracker::new();
+        let at = (-100i64) as u64;
+        t.observe(&call(nr("io_uring_setup"), [8, 0, 0, 0, 0, 0], 3, vec![]));
+        for (fd, name) in [(4, b"/db/out.dat".as_slice()), (5, b"/db/b".as_slice())] {
+            t.observe(&call(
+                nr("openat"),
+                [at, 0, 0, 0, 0, 0],
+                fd,
+                vec![cap(1, Role::Entry, name)],
+            ));
+        }
+        let sqe = |op: u8, flags: u8, fd: i32, user_data: u64| {
+            let mut b = vec![0u8; uring::SQE_LEN];
+            b[0] = op;
+            b[1] = flags;
+            b[4..8].copy_from_slice(&fd.to_le_bytes());
+            b[24..28].copy_from_slice(&4096u32.to_le_bytes());
+            b[32..40].copy_from_slice(&user_data.to_le_bytes());
+            b
+        };
+        let write = |fd: i32, user_data: u64| sqe(uring::OP_WRITE, 0, fd, user_data);
+        // io_uring_enter(ring, to_submit, min_complete, flags) = submitted,
+        // with the SQEs at entry and the CQEs seen at exit.
+        let enter = |ring: u64, flags: u64, sqes: &[Vec<u8>], cqes: &[(u64, u32)]| {
+            let mut caps = Vec::new();
+            if !sqes.is_empty() {
+                caps.push(cap(1, Role::Entry, &sqes.concat()));
+            }
+            if !cqes.is_empty() {
+                let c: Vec<u8> = cqes
+                    .iter()
+                    .flat_map(|&(ud, flags)| {
+                        [
+                            ud.to_le_bytes().to_vec(),
+                            4096i32.to_le_bytes().to_vec(),
+                            flags.to_le_bytes().to_vec(),
+                        ]
+                        .concat()
+                    })
+                    .collect();
+                caps.push(cap(2, Role::Exit, &c));
+            }
+            call(
+                nr("io_uring_enter"),
+                [ring, sqes.len() as u64, 1, flags, 0, 0],
+                sqes.len() as i64,
+                caps,
+            )
+        };
+        let seen_enter = |t: &mut PathTracker, sqes: &[Vec<u8>], cqes: &[(u64, u32)]| {
+            seen(t, enter(3, 0, sqes, cqes))
+        };
+        let out = Some("/db/out.dat");
+
+        // The reproducer's: a write submitted, reaped by another call.
+        assert_eq!(seen_enter(&mut t, &[write(4, 42)], &[]).as_deref(), out);
+        assert_eq!(seen_enter(&mut t, &[], &[(42, 0)]).as_deref(), out);
+        // A wait that saw nothing is about the ring; a completion whose
+        // submission was never seen, about no path.
+        assert_eq!(
+            seen_enter(&mut t, &[], &[]).as_deref(),
+            Some("<io_uring_setup>")
+        );
+        assert_eq!(seen_enter(&mut t, &[], &[(42, 0)]), None);
+        // Requests naming no file (a NOP whose fd is 0) do not count, even
+        // when the call sees their completions.
+        let nop = sqe(uring::OP_NOP, 0, 0, 7);
+        assert_eq!(
+            seen_enter(&mut t, &[nop.clone(), write(4, 1)], &[(1, 0)]).as_deref(),
+            out
+        );
+        assert_eq!(
+            seen_enter(&mut t, &[], &[(7, 0)]).as_deref(),
+            Some("<io_uring_setup>")
+        );
+        // Two files in one call: no path.
+        assert_eq!(seen_enter(&mut t, &[write(4, 2), write(5, 3)], &[]), None);
+        assert_eq!(seen_enter(&mut t, &[], &[(3, 0)]).as_deref(), Some("/db/b"));
+        assert_eq!(seen_enter(&mut t, &[], &[(2, 0)]).as_deref(), out);
+        // Requests in flight with the same user_data complete in order; a
+        // multishot request's completions flagged "more" keep it in flight.
+        seen_enter(&mut t, &[write(5, 9), write(4, 9)], &[]);
+        assert_eq!(seen_enter(&mut t, &[], &[(9, 0)]).as_deref(), Some("/db/b"));
+        assert_eq!(seen_enter(&mut t, &[], &[(9, 0)]).as_deref(), out);
+        seen_enter(&mut t, &[write(5, 8)], &[]);
+        for _ in 0..2 {
+            let more = (8, uring::CQE_F_MORE);
+            assert_eq!(seen_enter(&mut t, &[], &[more]).as_deref(), Some("/db/b"));
+        }
+        assert_eq!(seen_enter(&mut t, &[], &[(8, 0)]).as_deref(), Some("/db/b"));
+        assert_eq!(seen_enter(&mut t, &[], &[(8, 0)]), None);
+        // Only what the kernel took (the return value) was submitted.
+        let mut short = enter(3, 0, &[write(4, 5), write(5, 6)], &[]);
+        if let Record::Syscall(e) = &mut short {
+            e.exit.as_mut().unwrap().ret = 1;
+        }
+        assert_eq!(seen(&mut t, short).as_deref(), out);
+
+        // Registered files: IORING_REGISTER_FILES([5, 4]), then requests
+        // name them by index.
+        let fds: Vec<u8> = [5i32, 4].iter().flat_map(|fd| fd.to_le_bytes()).collect();
+        let register = |op: u64, caps: Vec<Capture>| {
+            call(nr("io_uring_register"), [3, op, 0, 2, 0, 0], 0, caps)
+        };
+        t.observe(&register(
+            uring::REGISTER_FILES,
+            vec![cap(2, Role::Entry, &fds)],
+        ));
+        let fixed = |i: i32, user_data| sqe(uring::OP_WRITE, uring::SQE_FIXED_FILE, i, user_data);
+        assert_eq!(
+            seen_enter(&mut t, &[fixed(0, 10)], &[]).as_deref(),
+            Some("/db/b")
+        );
+        assert_eq!(
+            seen_enter(&mut t, &[], &[(10, 0)]).as_deref(),
+            Some("/db/b")
+        );
+        assert_eq!(seen_enter(&mut t, &[fixed(1, 11)], &[]).as_deref(), out);
+        assert_eq!(seen_enter(&mut t, &[fixed(2, 12)], &[]), None);
+        // An update the trace does not show: the registered files are
+        // unknown from then on.
+        t.observe(&register(uring::REGISTER_FILES_UPDATE, vec![]));
+        assert_eq!(seen_enter(&mut t, &[fixed(0, 13)], &[]), None);
+        t.observe(&register(
+            uring::REGISTER_FILES,
+            vec![cap(2, Role::Entry, &fds)],
+        ));
+        let update = sqe(uring::OP_FILES_UPDATE, 0, -1, 14);
+        assert_eq!(
+            seen_enter(&mut t, &[update], &[]).as_deref(),
+            Some("<io_uring_setup>")
+        );
+        assert_eq!(seen_enter(&mut t, &[fixed(0, 15)], &[]), None);
+
+        // A ring named by its registered index (here 4, not descriptor
+        // 4): which one is unknown.
+        let by_index = enter(4, uring::ENTER_REGISTERED_RING, &[], &[]);
+        assert_eq!(seen(&mut t, by_index), None);
+        // A closed ring's requests in flight are gone with it.
+        seen_enter(&mut t, &[write(4, 16)], &[]);
+        t.observe(&call(nr("close"), [3, 0, 0, 0, 0, 0], 0, vec![]));
+        t.observe(&call(nr("io_uring_setup"), [8, 0, 0, 0, 0, 0], 3, vec![]));
+        assert_eq!(seen_enter(&mut t, &[], &[(16, 0)]), None);
+    }
+
+    /// `stats --by path` counts an io_uring write where its request went.
+    #[test]
+    fn io_uring_bytes_count_for_the_file_their_request_names() {
+        use crate::{GroupBy, Item, Stats};
+        let mut t = PathTracker::new();
+        let mut stats = Stats::new(GroupBy::Path);
+        let at = (-100i64) as u64;
+        let mut sqe = vec![0u8; uring::SQE_LEN];
+        sqe[0] = uring::OP_WRITE;
+        sqe[4..8].copy_from_slice(&4i32.to_le_bytes());
+        sqe[24..28].copy_from_slice(&4096u32.to_le_bytes());
+        sqe[32..40].copy_from_slice(&42u64.to_le_bytes());
+        let cqe = [
+            42u64.to_le_bytes().to_vec(),
+            4096i32.to_le_bytes().to_vec(),
+            vec![0; 4],
+        ]
+        .concat();
+        for r in [
+            call(nr("io_uring_setup"), [8, 0, 0, 0, 0, 0], 3, vec![]),
+            call(
+                nr("openat"),
+                [at, 0, 0, 0, 0, 0],
+                4,
+                vec![cap(1, Role::Entry, b"/w/out.dat")],
+            ),
+            call(
+                nr("io_uring_enter"),
+                [3, 1, 0, 0, 0, 0],
+                1,
+                vec![cap(1, Role::Entry, &sqe)],
+            ),
+            call(
+                nr("io_uring_enter"),
+                [3, 0, 1, 1, 0, 0],
+                0,
+                vec![cap(2, Role::Exit, &cqe)],
+            ),
+            call(nr("io_uring_enter"), [3, 0, 1, 1, 0, 0], 0, vec![]),
+        ] {
+            let path = t.observe(&r);
+            stats.add(&Item { record: r, path });
+        }
+        let report = stats.report();
+        let group = |key: &str| report.groups.iter().find(|g| g.key == key).unwrap();
+        let out = group("/w/out.dat");
+        assert_eq!((out.calls, out.bytes_written), (3, 4096));
+        let ring = group("<io_uring_setup>");
+        assert_eq!((ring.calls, ring.bytes_written), (1, 0));
     }
 }

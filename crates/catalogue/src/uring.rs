@@ -71,11 +71,26 @@ pub const ENTER_REGISTERED_RING: u64 = 1 << 4;
 pub const REGISTER_FILES: u64 = 2;
 /// `IORING_UNREGISTER_FILES`: the registered files are gone.
 pub const UNREGISTER_FILES: u64 = 3;
+/// `IORING_REGISTER_FILES_UPDATE`: replaces some registered files (its
+/// argument is a `struct io_uring_files_update`, not captured).
+pub const REGISTER_FILES_UPDATE: u64 = 6;
+/// `IORING_REGISTER_FILES2`: registers files from a `struct
+/// io_uring_rsrc_register` (not captured).
+pub const REGISTER_FILES2: u64 = 13;
+/// `IORING_REGISTER_FILES_UPDATE2`: replaces some registered files (not
+/// captured).
+pub const REGISTER_FILES_UPDATE2: u64 = 14;
+/// `IORING_REGISTER_USE_REGISTERED_RING`, or-ed into the opcode: the
+/// descriptor argument is an index into the registered ring descriptors.
+pub const REGISTER_USE_REGISTERED_RING: u64 = 1 << 31;
 
 /// `IOSQE_FIXED_FILE`: `fd` indexes the registered files.
 pub const SQE_FIXED_FILE: u8 = 1;
 /// `IOSQE_BUFFER_SELECT`: the kernel picks a buffer from a provided group.
 pub const SQE_BUFFER_SELECT: u8 = 1 << 5;
+/// `IORING_CQE_F_MORE`: the request stays in flight and will complete
+/// again (multishot requests).
+pub const CQE_F_MORE: u32 = 1 << 1;
 
 /// Opcodes (`IORING_OP_*`) whose names `dump` shows, in kernel order.
 const OP_NAMES: &[&str] = &[
@@ -146,12 +161,68 @@ pub const OP_WRITE_FIXED: u8 = 5;
 pub const OP_SYNC_FILE_RANGE: u8 = 8;
 /// `IORING_OP_FALLOCATE`.
 pub const OP_FALLOCATE: u8 = 17;
+/// `IORING_OP_FILES_UPDATE`: a request that replaces registered files.
+pub const OP_FILES_UPDATE: u8 = 20;
 /// `IORING_OP_READ`.
 pub const OP_READ: u8 = 22;
 /// `IORING_OP_WRITE`.
 pub const OP_WRITE: u8 = 23;
 /// `IORING_OP_FADVISE`.
 pub const OP_FADVISE: u8 = 24;
+
+/// Opcodes whose `fd` field names the file the request acts on (the
+/// kernel's `needs_file`, io_uring/opdef.c), one bit per opcode: `READ`,
+/// `WRITE`, their vectored and fixed-buffer forms, syncs, `FALLOCATE`,
+/// `FADVISE`, socket I/O, `SPLICE`, `TEE`, `MSG_RING`, `F*XATTR`,
+/// `URING_CMD`, `FTRUNCATE`, ... Requests with other opcodes (`NOP`,
+/// timeouts, cancels, path-based `OPENAT`, `STATX`, `RENAMEAT`, ...) name
+/// no open file, whatever their `fd` field holds.
+const NEEDS_FILE: u64 = {
+    let ops: &[u8] = &[
+        1,  // READV
+        2,  // WRITEV
+        3,  // FSYNC
+        4,  // READ_FIXED
+        5,  // WRITE_FIXED
+        6,  // POLL_ADD
+        8,  // SYNC_FILE_RANGE
+        9,  // SENDMSG
+        10, // RECVMSG
+        13, // ACCEPT
+        16, // CONNECT
+        17, // FALLOCATE
+        22, // READ
+        23, // WRITE
+        24, // FADVISE
+        26, // SEND
+        27, // RECV
+        30, // SPLICE
+        33, // TEE
+        34, // SHUTDOWN
+        40, // MSG_RING
+        41, // FSETXATTR
+        43, // FGETXATTR
+        46, // URING_CMD
+        47, // SEND_ZC
+        48, // SENDMSG_ZC
+        49, // READ_MULTISHOT
+        54, // FIXED_FD_INSTALL
+        55, // FTRUNCATE
+        56, // BIND
+        57, // LISTEN
+        58, // RECV_ZC
+        59, // EPOLL_WAIT
+        60, // READV_FIXED
+        61, // WRITEV_FIXED
+    ];
+    let mut bits = 0u64;
+    let mut i = 0;
+    while i < ops.len() {
+        bits |= 1 << ops[i];
+        i += 1;
+    }
+    bits
+};
 
 /// The fields of a `struct io_uring_sqe` recorders and replay use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,6 +283,13 @@ impl Sqe {
     /// Whether the kernel fills the request's memory.
     pub fn reads(&self) -> bool {
         matches!(self.opcode, OP_READ | OP_READV | OP_READ_FIXED)
+    }
+
+    /// Whether `fd` names the file the request acts on, for those who
+    /// attribute requests to files: the `fd` of a `NOP` or a timeout is
+    /// whatever the program left there.
+    pub fn names_file(&self) -> bool {
+        self.opcode < 64 && NEEDS_FILE & (1 << self.opcode) != 0
     }
 
     /// Whether `addr` is an iovec array of `len` elements.
@@ -343,7 +421,11 @@ mod tests {
             (s.fd, s.off, s.addr, s.len, s.user_data),
             (7, 4096, 0x1000, 3, 99)
         );
-        assert!(s.writes() && s.vectored() && !s.reads());
+        assert!(s.writes() && s.vectored() && !s.reads() && s.names_file());
+        let named = |opcode| Sqe { opcode, ..s }.names_file();
+        assert!(named(OP_WRITE) && named(OP_READ_FIXED) && named(OP_FSYNC));
+        assert!(!named(OP_NOP) && !named(11) && !named(18) && !named(OP_FILES_UPDATE));
+        assert!(!named(200));
         assert_eq!(s.op_name(), "WRITEV");
         assert_eq!(Sqe::parse(&b[..63]), None);
 

@@ -13,7 +13,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::Value;
 
 mod common;
-use common::{bin, require, show};
+use common::{bin, program, require, show};
 
 fn run(args: &[&str]) -> Output {
     Command::new(bin())
@@ -232,6 +232,90 @@ fn stats_agree_with_an_independent_count_over_dump_json() {
         Some(300 * 138),
         "dd read it back"
     );
+}
+
+/// io_uring requests name their files only inside the ring
+/// (tests/programs/uring_files.c writes `out.dat` on its descriptor and
+/// `fixed.dat` as a registered file, each submitted by one
+/// `io_uring_enter` and waited for by another): `stats --by path`
+/// attributed their 4 KiB to `<io_uring_setup>`, the ring, and `out.dat`
+/// showed only its `openat`; `dump --path` and `select --path` left out
+/// the `io_uring_enter` calls.
+#[test]
+fn io_uring_requests_count_for_the_files_they_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = program(tmp.path(), "uring_files");
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let trace = tmp.path().join("uring.rtr");
+    record(&work, &trace, &[exe.to_str().unwrap()]);
+    assert_eq!(std::fs::read(work.join("out.dat")).unwrap(), [b'u'; 4096]);
+    assert_eq!(std::fs::read(work.join("fixed.dat")).unwrap(), [b'f'; 4096]);
+    let t = trace.to_str().unwrap();
+
+    let by_path: Value =
+        serde_json::from_str(&ok(&["stats", "--json", "--by", "path", t])).unwrap();
+    let groups = by_path["groups"].as_array().unwrap();
+    let group = |name: &str| {
+        groups
+            .iter()
+            .find(|g| g["key"].as_str().unwrap().ends_with(name))
+            .unwrap_or_else(|| panic!("a group for {name}: {by_path:#}"))
+    };
+    for name in ["/work/out.dat", "/work/fixed.dat"] {
+        let g = group(name);
+        assert_eq!(g["bytes_written"].as_u64(), Some(4096), "{name}: {g:#}");
+        // The openat and the io_uring_enter that submitted the write, and
+        // the one that saw it complete unless that was the same call.
+        assert!(g["calls"].as_u64().unwrap() >= 2, "{name}: {g:#}");
+    }
+    assert_eq!(
+        group("<io_uring_setup>")["bytes_written"].as_u64(),
+        Some(0),
+        "the ring itself wrote nothing"
+    );
+
+    // The path filters keep the calls that submitted or completed the
+    // requests on the file, and only those.
+    let enters = |lines: &[Value]| -> Vec<String> {
+        lines
+            .iter()
+            .filter(|v| v["name"] == "io_uring_enter")
+            .map(|v| v.to_string())
+            .collect()
+    };
+    let all = json_lines(&ok(&["dump", "--json", t]));
+    let out_dat = json_lines(&ok(&["dump", "--json", "--path", "*out.dat", t]));
+    let on_out = enters(&out_dat);
+    assert!(!on_out.is_empty(), "dump --path kept no io_uring_enter");
+    assert!(on_out.len() < enters(&all).len(), "{on_out:#?}");
+    assert!(
+        on_out.iter().any(|l| l.contains("WRITE, fd=")),
+        "{on_out:#?}"
+    );
+    assert!(
+        on_out.iter().all(|l| l.contains("user_data=0x2a")),
+        "{on_out:#?}"
+    );
+    let sel = tmp.path().join("out.rtr");
+    ok(&[
+        "select",
+        t,
+        "-o",
+        sel.to_str().unwrap(),
+        "--path",
+        "*out.dat",
+    ]);
+    let selected = json_lines(&ok(&["dump", "--json", sel.to_str().unwrap()]));
+    assert_eq!(
+        enters(&selected),
+        on_out,
+        "select --path keeps what dump --path shows"
+    );
+    let fixed = json_lines(&ok(&["dump", "--json", "--path", "*fixed.dat", t]));
+    let on_fixed = enters(&fixed);
+    assert!(!on_fixed.is_empty(), "the registered file's requests");
+    assert!(on_fixed.iter().all(|l| !on_out.contains(l)));
 }
 
 /// `stats --svg` draws the report of a real trace as one SVG file,

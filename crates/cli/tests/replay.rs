@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 mod common;
-use common::{bin, output_within, require, require_root, show};
+use common::{bin, compile, output_within, program, require, require_root, show};
 
 /// Records `argv` in `work`, then replays into a fresh root and asserts a
 /// clean replay. Returns the replay's stderr.
@@ -307,14 +307,6 @@ fn same_files(replayed: &Path, work: &Path, names: &[&str], what: &str) {
     }
 }
 
-/// Builds a program of this crate's tests (`tests/programs`).
-fn program(tmp: &Path, name: &str) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/programs")
-        .join(format!("{name}.c"));
-    compile(tmp, name, &src)
-}
-
 /// `reanimator dump` of a trace.
 fn dump(trace: &Path) -> String {
     let out = Command::new(bin()).arg("dump").arg(trace).output().unwrap();
@@ -332,20 +324,6 @@ fn dump_whole(trace: &Path) -> String {
         .unwrap();
     assert!(out.status.success(), "dump: {}", show(&out));
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Compiles one C source into `tmp`.
-fn compile(tmp: &Path, name: &str, src: &Path) -> PathBuf {
-    require("cc");
-    let out = tmp.join(format!("bin-{name}"));
-    let o = Command::new("cc")
-        .args(["-O1", "-pthread", "-o"])
-        .arg(&out)
-        .arg(src)
-        .output()
-        .expect("run cc");
-    assert!(o.status.success(), "cc {name}: {}", show(&o));
-    out
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Helpers the command-line integration tests share.
 
-use std::process::Output;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 /// The `reanimator` binary under test.
 #[allow(dead_code)] // each test crate compiles this module; not all use it
@@ -93,4 +94,28 @@ pub fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+}
+
+/// Compiles one C source into `tmp`.
+#[allow(dead_code)] // each test crate compiles this module; not all use it
+pub fn compile(tmp: &Path, name: &str, src: &Path) -> PathBuf {
+    require("cc");
+    let out = tmp.join(format!("bin-{name}"));
+    let o = Command::new("cc")
+        .args(["-O1", "-pthread", "-o"])
+        .arg(&out)
+        .arg(src)
+        .output()
+        .expect("run cc");
+    assert!(o.status.success(), "cc {name}: {}", show(&o));
+    out
+}
+
+/// Builds a program of this crate's tests (`tests/programs`).
+#[allow(dead_code)] // each test crate compiles this module; not all use it
+pub fn program(tmp: &Path, name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/programs")
+        .join(format!("{name}.c"));
+    compile(tmp, name, &src)
 }
