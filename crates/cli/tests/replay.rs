@@ -3361,6 +3361,70 @@ with open("m.bin", "rb") as f, open("seen", "w") as out:
     }
 }
 
+/// In a directory with a default POSIX ACL the kernel ignores the umask
+/// (the ACL's mask applies): replay applied the process's umask itself,
+/// so files and directories made there came out `0600`/`0700` where they
+/// were `0664`/`0775`. One directory had its default ACL before the
+/// trace (prepared), the other gets it during the trace (`setxattr`).
+#[test]
+fn a_default_acl_directory_ignores_the_umask_in_replay() {
+    require("python3");
+    // user::rwx, group::rwx, mask::rwx, other::r-x (the xattr's binary
+    // form: version 2, then tag, permissions and id of each entry).
+    let acl = r#"
+import os, struct
+def default_acl(path):
+    entries = [(0x01, 7), (0x04, 7), (0x10, 7), (0x20, 5)]
+    blob = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", t, p, 0xFFFFFFFF) for t, p in entries)
+    os.setxattr(path, "system.posix_acl_default", blob)
+"#;
+    let before = format!("{acl}\nos.mkdir(\"pre\")\ndefault_acl(\"pre\")\n");
+    let during = format!(
+        "{acl}
+os.umask(0o077)
+os.mkdir(\"late\")
+default_acl(\"late\")
+modes = []
+for d in (\"pre\", \"late\"):
+    fd = os.open(d + \"/file\", os.O_CREAT | os.O_WRONLY, 0o666)
+    os.close(fd)
+    os.mkdir(d + \"/dir\", 0o777)
+    modes += [oct(os.stat(d + \"/file\").st_mode & 0o777), oct(os.stat(d + \"/dir\").st_mode & 0o777)]
+open(\"plain\", \"w\").close()
+modes.append(oct(os.stat(\"plain\").st_mode & 0o777))
+open(\"seen\", \"w\").write(repr(modes))
+"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    for backend in ["ptrace", "ebpf"] {
+        let work = work_for(tmp.path(), backend);
+        let set_up = Command::new("python3")
+            .args(["-c", &before])
+            .current_dir(&work)
+            .output()
+            .unwrap();
+        assert!(set_up.status.success(), "{}", show(&set_up));
+        let trace = record_with(tmp.path(), &work, backend, &["python3", "-c", &during]);
+        assert_eq!(
+            std::fs::read_to_string(work.join("seen")).unwrap(),
+            "['0o664', '0o775', '0o664', '0o775', '0o600']",
+            "{backend}"
+        );
+        replay_clean(tmp.path(), &trace, &[]);
+        let replayed = under(&tmp.path().join("root"), &work);
+        for name in ["pre/file", "pre/dir", "late/file", "late/dir", "plain"] {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| {
+                std::fs::metadata(p.join(name))
+                    .unwrap()
+                    .permissions()
+                    .mode()
+            };
+            assert_eq!(mode(&replayed), mode(&work), "{backend}: {name}");
+        }
+    }
+}
+
 /// An open of `/proc/self/fd/N` reaches the file descriptor N holds even
 /// when no name does: removed while open, or made with `O_TMPFILE`.
 /// Replay opened the path N was opened with: `ENOENT` for the removed

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -96,6 +96,10 @@ pub(crate) struct Thread<'a> {
     pub stalls: &'a AtomicU64,
     /// The replay's io_uring rings.
     pub rings: &'a uring::Registry,
+    /// Some directory may have a default POSIX ACL (prepared with one,
+    /// or the trace sets one): creating files then asks the directory
+    /// ([`Thread::umask_at`]).
+    pub default_acls: &'a AtomicBool,
     /// When each page of a mapped file last had captured bytes stored.
     pub snapshots: &'a crate::state::Snapshots,
     /// The shared writable file mappings alive in the replay.
@@ -1207,6 +1211,25 @@ impl Thread<'_> {
 
     /// The absolute traced path of argument `i`, joined with the
     /// directory descriptor argument before it (if any) or the cwd.
+    /// The umask a file that path argument `i` creates is made with: the
+    /// process's, except in a directory with a default POSIX ACL, where
+    /// the kernel ignores it (the ACL's mask applies instead, and replay's
+    /// copy of the directory has the same ACL).
+    fn umask_at(&self, ev: &SyscallEvent, row: &Syscall, i: usize) -> u32 {
+        let umask = lock(&self.proc.fs).umask;
+        if umask == 0 || !self.default_acls.load(Ordering::Relaxed) {
+            return umask;
+        }
+        let dir = self
+            .full_path(ev, row, i)
+            .ok()
+            .and_then(|full| self.root.parent(&full).ok());
+        match dir {
+            Some((dir, _)) if has_default_acl(&dir) => 0,
+            _ => umask,
+        }
+    }
+
     fn full_path(&self, ev: &SyscallEvent, row: &Syscall, i: usize) -> Result<Vec<u8>, i64> {
         let Some(path) = Self::path_arg(ev, i) else {
             // The recorders read a path up to `PATH_MAX` bytes: one cut
@@ -1496,7 +1519,10 @@ impl Thread<'_> {
                             a[dev] = 0;
                         }
                     }
-                    let umask = lock(&self.proc.fs).umask;
+                    let umask = match row.param_of(Kind::Path) {
+                        Some(path) => self.umask_at(ev, row, path),
+                        None => lock(&self.proc.fs).umask,
+                    };
                     a[i] = u64::from(mode & !umask);
                 }
                 _ if raw == 0 && is_memory(p.kind) => {}
@@ -2665,7 +2691,7 @@ impl Thread<'_> {
         }
         let creates = flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE;
         let mode = if creates {
-            mode & !lock(&self.proc.fs).umask
+            mode & !self.umask_at(ev, row, path_arg)
         } else {
             0
         };
@@ -3102,6 +3128,26 @@ fn is_memory(k: Kind) -> bool {
 
 fn is_fifo(fd: &OwnedFd) -> bool {
     crate::state::stat_of(fd).is_some_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFIFO)
+}
+
+/// `system.posix_acl_default`: the default ACL new entries in a directory
+/// inherit.
+pub(crate) const DEFAULT_ACL: &[u8] = b"system.posix_acl_default";
+
+/// True when directory `dir` (any descriptor, `O_PATH` too) has a default
+/// ACL.
+fn has_default_acl(dir: &OwnedFd) -> bool {
+    let name = CString::new(DEFAULT_ACL).expect("no NUL");
+    // SAFETY: valid C strings; a NULL buffer of size 0 asks for the size.
+    let n = unsafe {
+        libc::getxattr(
+            fd_path(dir.as_fd()).as_ptr(),
+            name.as_ptr(),
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    n > 0
 }
 
 /// True when no path reaches what `fd` holds, so that an open of its

@@ -418,6 +418,9 @@ struct Shared<'a> {
     listings: state::ListingsInProgress,
     /// Descriptors sent with `SCM_RIGHTS` and not yet received.
     passed: state::Passed,
+    /// Some directory may have a default POSIX ACL (see
+    /// `exec::Thread::umask_at`).
+    default_acls: AtomicBool,
     /// Descriptor tables copied for children, which closes follow.
     copies: state::TableCopies,
 }
@@ -603,9 +606,12 @@ pub fn replay(
     let mut report = Report::default();
     // Dropped last, however replay ends.
     let mut restore = RestoreModes(root, Vec::new());
+    // In place, any directory may have a default ACL; else those the
+    // trace prepares or sets.
+    let default_acls = AtomicBool::new(opts.in_place);
     if !opts.in_place {
         let t = Instant::now();
-        restore.1 = prepare(trace, root, opts, progress, &mut report)?;
+        restore.1 = prepare(trace, root, opts, progress, &mut report, &default_acls)?;
         report.prepare_time = t.elapsed();
     }
     // SAFETY: umask only changes this process's mask. Replay applies each
@@ -680,6 +686,7 @@ pub fn replay(
         live_maps: state::LiveMappings::default(),
         listings: state::ListingsInProgress::default(),
         passed: state::Passed::default(),
+        default_acls,
         copies: state::TableCopies::default(),
     };
     let started = Instant::now();
@@ -755,6 +762,9 @@ pub fn replay(
             match rec {
                 Record::Syscall(ev) => {
                     let row = catalogue::by_call(ev.nr, &ev.args);
+                    if sets_default_acl(&ev) {
+                        shared.default_acls.store(true, Ordering::Relaxed);
+                    }
                     let skip = match (row, ev.exit) {
                         (None, _) => Some("not in the catalogue"),
                         (Some(r), _) if r.replay == Replay::Ignore => Some("no effect to replay"),
@@ -1013,6 +1023,7 @@ fn thread_main(
         progress: &shared.progress.calls,
         stalls: &shared.stalls,
         rings: &shared.rings,
+        default_acls: &shared.default_acls,
         snapshots: &shared.snapshots,
         live_maps: &shared.live_maps,
         listings: &shared.listings,
@@ -1245,12 +1256,25 @@ impl Drop for RestoreModes<'_> {
     }
 }
 
+/// Whether `ev` names the default ACL attribute (setxattr and its
+/// kin): directories may have one from then on. Read as calls are
+/// dispatched, before any runs.
+fn sets_default_acl(ev: &SyscallEvent) -> bool {
+    ev.captures.iter().any(|c| {
+        c.role == Role::Entry
+            && c.data
+                .as_deref()
+                .is_some_and(|d| d.strip_suffix(b"\0").unwrap_or(d) == exec::DEFAULT_ACL)
+    })
+}
+
 /// Applies every before-state and path data record of the trace (the
 /// first pass of [`prepare`]); stops at [`Progress::stop`].
 fn apply_initial_states(
     reader: &mut Reader,
     prep: &mut Preparer<'_>,
     progress: &Progress,
+    default_acls: &AtomicBool,
 ) -> Result<(), Error> {
     let mut viewer_known = false;
     while let Some(rec) = reader.next_record()? {
@@ -1270,6 +1294,11 @@ fn apply_initial_states(
             _ => false,
         };
         if applies {
+            if let Record::PathState(p) = &rec {
+                if p.xattrs.iter().any(|(name, _)| name == exec::DEFAULT_ACL) {
+                    default_acls.store(true, Ordering::Relaxed);
+                }
+            }
             prep.apply(&rec).map_err(Error::Prepare)?;
         }
         // Few records come back (calls are passed over), so the bar moves
@@ -1289,6 +1318,7 @@ fn prepare(
     opts: &Options,
     progress: &Progress,
     report: &mut Report,
+    default_acls: &AtomicBool,
 ) -> Result<Vec<KeptAccess>, Error> {
     // The calls' buffers are not needed here: only path contents are
     // loaded, so the blob frames of a data-heavy trace are not all
@@ -1301,7 +1331,7 @@ fn prepare(
         .total_bytes
         .store(reader.file_len(), Ordering::Relaxed);
     let mut prep = Preparer::new(root, opts.replace);
-    let applied = apply_initial_states(&mut reader, &mut prep, progress);
+    let applied = apply_initial_states(&mut reader, &mut prep, progress, default_acls);
     if let Err(e) = applied {
         // Owner bits set for the recorded user's access go back, as when
         // a replay ends: a second try (`--replace`) could not overwrite
