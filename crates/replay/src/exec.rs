@@ -1209,8 +1209,6 @@ impl Thread<'_> {
         }
     }
 
-    /// The absolute traced path of argument `i`, joined with the
-    /// directory descriptor argument before it (if any) or the cwd.
     /// The umask a file that path argument `i` creates is made with: the
     /// process's, except in a directory with a default POSIX ACL, where
     /// the kernel ignores it (the ACL's mask applies instead, and replay's
@@ -1230,6 +1228,8 @@ impl Thread<'_> {
         }
     }
 
+    /// The absolute traced path of argument `i`, joined with the
+    /// directory descriptor argument before it (if any) or the cwd.
     fn full_path(&self, ev: &SyscallEvent, row: &Syscall, i: usize) -> Result<Vec<u8>, i64> {
         let Some(path) = Self::path_arg(ev, i) else {
             // The recorders read a path up to `PATH_MAX` bytes: one cut
@@ -1380,7 +1380,13 @@ impl Thread<'_> {
                     }) if row.effect == Effect::None => {
                         let proc = &self.proc;
                         let real_fd = |fd: i32| proc.real(ev, fd);
-                        return Outcome::Executed(ring.enter(ev, row, &real_fd, self.verify));
+                        return Outcome::Executed(ring.enter(
+                            ev,
+                            row,
+                            &real_fd,
+                            self.verify,
+                            self.progress,
+                        ));
                     }
                     Some(FdEntry {
                         target: Target::Real(fd),

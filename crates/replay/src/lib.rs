@@ -655,8 +655,6 @@ pub fn replay(
         }
         None => None,
     };
-    let order = Order::new(opts.order, first_seq);
-    let rings = uring::Registry::following(order.finished());
     let shared = Shared {
         root,
         opts,
@@ -665,7 +663,7 @@ pub fn replay(
             .options
             .get("output")
             .map(|p| p.as_bytes().to_vec()),
-        order,
+        order: Order::new(opts.order, first_seq),
         births: Mutex::default(),
         births_cv: Condvar::new(),
         latest: Mutex::default(),
@@ -681,7 +679,7 @@ pub fn replay(
         in_flight_cv: Condvar::new(),
         stalls: AtomicU64::new(0),
         overlap_timed_out: AtomicBool::new(false),
-        rings,
+        rings: uring::Registry::default(),
         snapshots: state::Snapshots::default(),
         live_maps: state::LiveMappings::default(),
         listings: state::ListingsInProgress::default(),

@@ -41,8 +41,7 @@
 //! and those never waited for it.
 
 use std::collections::{BTreeSet, HashSet, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use reanimator_catalogue::{Effect, PositionalIo, Syscall};
@@ -193,9 +192,6 @@ pub(crate) struct Order {
     policy: OrderPolicy,
     state: Mutex<State>,
     cv: Condvar,
-    /// Calls finished so far, for waits that give up only once replay
-    /// stands still ([`Order::finished`]).
-    finished: Arc<AtomicU64>,
 }
 
 impl Order {
@@ -216,7 +212,6 @@ impl Order {
                 sleepers: Vec::new(),
             }),
             cv: Condvar::new(),
-            finished: Arc::default(),
         }
     }
 
@@ -547,16 +542,8 @@ impl Order {
         }
     }
 
-    /// How many calls have finished, counted as they finish: a wait for
-    /// another thread's call can go on while this grows, and give up once
-    /// it stops (the call it waits for will not come).
-    pub fn finished(&self) -> Arc<AtomicU64> {
-        self.finished.clone()
-    }
-
     /// Marks a call finished.
     pub fn done(&self, t: &Ticket) {
-        self.finished.fetch_add(1, Ordering::Relaxed);
         let mut s = lock(&self.state);
         let i = (t.slot - s.base) as usize;
         if let Some(e) = s.ring.get_mut(i) {

@@ -54,25 +54,14 @@ const AHEAD_AGAIN: Duration = Duration::from_millis(100);
 const AHEAD_SLICE: Duration = Duration::from_millis(50);
 
 /// The replay's rings and what they did not issue.
+#[derive(Default)]
 pub(crate) struct Registry {
     rings: Mutex<Vec<Weak<Ring>>>,
     not_issued: Arc<Mutex<BTreeMap<&'static str, u64>>>,
     unverified: Arc<AtomicU64>,
-    /// The replay's count of finished calls (see [`AHEAD`]).
-    progress: Arc<AtomicU64>,
 }
 
 impl Registry {
-    /// No rings yet; `progress` counts the replay's finished calls.
-    pub(crate) fn following(progress: Arc<AtomicU64>) -> Registry {
-        Registry {
-            rings: Mutex::default(),
-            not_issued: Arc::default(),
-            unverified: Arc::default(),
-            progress,
-        }
-    }
-
     /// Requests not issued, by opcode name.
     pub(crate) fn not_issued(&self) -> BTreeMap<&'static str, u64> {
         lock(&self.not_issued).clone()
@@ -100,7 +89,6 @@ pub(crate) struct Ring {
     state: Mutex<State>,
     not_issued: Arc<Mutex<BTreeMap<&'static str, u64>>>,
     unverified: Arc<AtomicU64>,
-    progress: Arc<AtomicU64>,
     /// Signalled when requests are submitted, for a completion waiting
     /// for a request of another thread.
     submitted: Condvar,
@@ -162,7 +150,6 @@ pub(crate) fn setup(entries: u32, registry: &Registry) -> Result<Arc<Ring>, i64>
         }),
         not_issued: registry.not_issued.clone(),
         unverified: registry.unverified.clone(),
-        progress: registry.progress.clone(),
         submitted: Condvar::new(),
     });
     let mut rings = lock(&registry.rings);
@@ -181,13 +168,15 @@ impl Ring {
 
     /// Replays `io_uring_enter` event `ev` (catalogue row `row`) on this
     /// ring: submits the requests it took, then waits for the completions
-    /// it saw. Returns the first mismatch.
+    /// it saw. Returns the first mismatch. `progress` is the replay's
+    /// count of finished calls (see [`AHEAD`]).
     pub(crate) fn enter(
         &self,
         ev: &SyscallEvent,
         row: &Syscall,
         real_fd: FdLookup<'_>,
         verify: Verify,
+        progress: &AtomicU64,
     ) -> Option<Mismatch> {
         let arg_of = |kind: Kind| {
             row.params()
@@ -203,7 +192,7 @@ impl Ring {
             first = self.submit(ev, arg, expected, real_fd);
         }
         if let Some(arg) = arg_of(Kind::UringComplete) {
-            let reaped = self.reap(ev, arg, verify);
+            let reaped = self.reap(ev, arg, verify, progress);
             first = first.or(reaped);
         }
         first
@@ -303,7 +292,13 @@ impl Ring {
     /// Waits, for each CQE captured at the exit of `ev`, until the same
     /// request completed in replay, and compares its result and read data
     /// as far as `verify` asks.
-    fn reap(&self, ev: &SyscallEvent, arg: u8, verify: Verify) -> Option<Mismatch> {
+    fn reap(
+        &self,
+        ev: &SyscallEvent,
+        arg: u8,
+        verify: Verify,
+        progress: &AtomicU64,
+    ) -> Option<Mismatch> {
         let capture = |elem: u32| ev.capture_elem(arg, Role::Exit, elem);
         let cqes = capture(0)?;
         let Some(data) = cqes
@@ -321,7 +316,7 @@ impl Ring {
                 let bufs = req.mem.bufs.iter().map(|b| &b[..]);
                 verify::completion(verify, results(res), bufs, data)
             };
-            let verdict = match self.wait_for(want.user_data, want.res, &check) {
+            let verdict = match self.wait_for(want.user_data, want.res, &check, progress) {
                 Ok(Some(done)) => done,
                 Ok(None) => {
                     self.unverified.fetch_add(1, Ordering::Relaxed);
@@ -356,10 +351,11 @@ impl Ring {
         user_data: u64,
         res: i32,
         check: &dyn Fn(&Request, Option<i32>) -> Option<Mismatch>,
+        progress: &AtomicU64,
     ) -> Result<Option<Option<Mismatch>>, Mismatch> {
         let start = Instant::now();
         // When the replay last finished a call, as far as this wait saw.
-        let (mut progress, mut still_since) = (self.progress.load(Ordering::Relaxed), start);
+        let (mut seen, mut still_since) = (progress.load(Ordering::Relaxed), start);
         let mut st = lock(&self.state);
         // Set once no other request with this `user_data` came within the
         // wait for submissions: one that does not check clean will do.
@@ -405,9 +401,9 @@ impl Ring {
             // Another thread may have yet to submit it (or the one that
             // checks clean: the requests done may be another call's).
             let limit = if st.gave_up { AHEAD_AGAIN } else { AHEAD };
-            let now = self.progress.load(Ordering::Relaxed);
-            if now != progress {
-                (progress, still_since) = (now, Instant::now());
+            let now = progress.load(Ordering::Relaxed);
+            if now != seen {
+                (seen, still_since) = (now, Instant::now());
             }
             let left = limit.saturating_sub(still_since.elapsed());
             if left.is_zero() {
